@@ -9,7 +9,10 @@ use std::time::{Duration, Instant};
 const ROUNDS: usize = 2000;
 
 fn main() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/plans/twenty-actions.json");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/plans/twenty-actions.json"
+    );
     let bytes = std::fs::read(path).expect("example plan");
     let started = Instant::now();
     let mission = mission::load("deps", None).expect("deps mission");

@@ -1,14 +1,24 @@
-//! Command-line interface: `validate`, `schema` (and `run`, see the engine).
+//! Command-line interface: `run`, `validate`, `schema`.
 
+use crate::config::{CiEnv, ConfigError, ForgeKind, QmEnv, RunConfig, RunFlags};
+use crate::engine::{Engine, Settings};
 use crate::finding::Finding;
-use crate::mission::{self, DEFAULT_MISSION};
+use crate::forge::Forge;
+use crate::forge::local::LocalForge;
+use crate::git::{CredentialGuard, RemoteSpec};
+use crate::mission::{self, DEFAULT_MISSION, Mission};
 use crate::plan::{self, MAX_PLAN_BYTES};
+use crate::progress::Progress;
+use crate::report::{REPORT_VERSION, RunReport, Summary, Timing, ValidationReport};
 use crate::validate::{self, Validation};
+use base64::Engine as _;
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use secrecy::ExposeSecret;
 use serde::Serialize;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::{Instant, SystemTime};
 
 /// Exit code: the plan or configuration is invalid and nothing ran.
 pub const EXIT_INVALID: u8 = 2;
@@ -28,6 +38,12 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Execute a plan: validate it, run its commands and tests, push branches, open PRs/MRs.
+    ///
+    /// Every flag can also be set with its `QM_*` variable (`--dry-run` is `QM_DRY_RUN`). Exits 0
+    /// when every action is done or skipped, 1 when one failed or was denied, 2 when the plan or
+    /// the configuration is invalid (then nothing runs).
+    Run(Box<RunArgs>),
     /// Check a plan against the schema and the mission's rules; nothing runs.
     ///
     /// Exits 0 when the plan is valid (warnings are printed), 2 when it is not.
@@ -38,12 +54,96 @@ pub enum Command {
 
 #[derive(Debug, Args)]
 pub struct MissionArgs {
-    /// Mission whose allowlist applies.
-    #[arg(long, env = "QM_MISSION", default_value = DEFAULT_MISSION)]
-    pub mission: String,
-    /// Directory of custom missions (`<DIR>/<name>/allowlist.json`), searched before the embedded ones.
-    #[arg(long, env = "QM_MISSIONS_DIR", value_name = "DIR")]
+    /// Mission whose allowlist applies [env: QM_MISSION] [default: deps].
+    #[arg(long)]
+    pub mission: Option<String>,
+    /// Directory of custom missions (`<DIR>/<name>/allowlist.json`), searched before the embedded
+    /// ones [env: QM_MISSIONS_DIR].
+    #[arg(long, value_name = "DIR")]
     pub missions_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The plan to execute [env: QM_PLAN].
+    #[arg(long, value_name = "FILE")]
+    pub plan: Option<PathBuf>,
+    /// The repository checkout [env: QM_CHECKOUT; default: GITHUB_WORKSPACE, CI_PROJECT_DIR or the
+    /// current directory].
+    #[arg(long, value_name = "DIR")]
+    pub checkout: Option<PathBuf>,
+    #[command(flatten)]
+    pub mission: MissionArgs,
+    /// Where PRs/MRs live: auto (github under GITHUB_ACTIONS, gitlab under GITLAB_CI, else
+    /// local), local, github or gitlab [env: QM_FORGE].
+    #[arg(long, value_name = "KIND")]
+    pub forge: Option<String>,
+    /// Directory of the local forge's records [env: QM_FORGE_DIR; default:
+    /// <checkout>/.git/quartermaster-forge].
+    #[arg(long, value_name = "DIR")]
+    pub forge_dir: Option<PathBuf>,
+    /// Git remote of the checkout that branches go to, for the local forge [env: QM_REMOTE;
+    /// default: origin].
+    #[arg(long, value_name = "NAME")]
+    pub remote: Option<String>,
+    /// Write the JSON report here [env: QM_REPORT].
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
+    /// Write the Markdown summary here [env: QM_SUMMARY].
+    #[arg(long, value_name = "FILE")]
+    pub summary: Option<PathBuf>,
+    /// Validate, run commands and tests, commit locally, but push, open and close nothing
+    /// [env: QM_DRY_RUN].
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Actions below this confidence are skipped [env: QM_MIN_CONFIDENCE; default: 0.5].
+    #[arg(long, value_name = "0..1")]
+    pub min_confidence: Option<f64>,
+    /// Time limit of each command and test run, e.g. 600, 10m [env: QM_COMMAND_TIMEOUT;
+    /// default: 15m].
+    #[arg(long, value_name = "DURATION")]
+    pub command_timeout: Option<String>,
+    /// Label that marks Quartermaster's PRs and issues [env: QM_BOT_LABEL; default:
+    /// quartermaster].
+    #[arg(long, value_name = "LABEL")]
+    pub bot_label: Option<String>,
+    /// Commit identity, `Name <email>` [env: QM_GIT_AUTHOR].
+    #[arg(long, value_name = "IDENTITY")]
+    pub git_author: Option<String>,
+    /// Pass this environment variable to commands and tests (repeatable) [env: QM_EXTRA_ENV,
+    /// comma-separated].
+    #[arg(long = "extra-env", value_name = "NAME")]
+    pub extra_env: Vec<String>,
+    /// Open PRs/MRs as drafts [env: QM_DRAFT].
+    #[arg(long)]
+    pub draft: bool,
+    /// Let @mentions and #references in plan text notify people [env: QM_ALLOW_MENTIONS].
+    #[arg(long)]
+    pub allow_mentions: bool,
+}
+
+impl RunArgs {
+    fn flags(&self) -> RunFlags {
+        RunFlags {
+            plan: self.plan.clone(),
+            checkout: self.checkout.clone(),
+            mission: self.mission.mission.clone(),
+            missions_dir: self.mission.missions_dir.clone(),
+            forge: self.forge.clone(),
+            forge_dir: self.forge_dir.clone(),
+            remote: self.remote.clone(),
+            report: self.report.clone(),
+            summary: self.summary.clone(),
+            dry_run: self.dry_run,
+            min_confidence: self.min_confidence,
+            command_timeout: self.command_timeout.clone(),
+            bot_label: self.bot_label.clone(),
+            git_author: self.git_author.clone(),
+            extra_env: self.extra_env.clone(),
+            draft: self.draft,
+            allow_mentions: self.allow_mentions,
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -68,6 +168,7 @@ pub enum Format {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
+        Command::Run(args) => run_command(&args),
         Command::Validate(args) => validate_command(&args),
         Command::Schema => {
             let schema = serde_json::to_string_pretty(&plan::json_schema())
@@ -78,10 +179,30 @@ pub fn main() -> ExitCode {
     }
 }
 
+/// The mission named by flags, else by `QM_MISSION`/`QM_MISSIONS_DIR`, else `deps`.
+fn load_mission(name: Option<&str>, dir: Option<&Path>) -> Result<Mission, String> {
+    let name = name.unwrap_or(DEFAULT_MISSION);
+    mission::load(name, dir).map_err(|e| format!("mission: {e}"))
+}
+
 fn validate_command(args: &ValidateArgs) -> ExitCode {
-    let mission = match mission::load(&args.mission.mission, args.mission.missions_dir.as_deref()) {
+    let qm = match QmEnv::from_env() {
+        Ok(qm) => qm,
+        Err(e) => return fail(&e.to_string()),
+    };
+    let name = args
+        .mission
+        .mission
+        .clone()
+        .or(qm.mission.filter(|m| !m.is_empty()));
+    let dir = args
+        .mission
+        .missions_dir
+        .clone()
+        .or(qm.missions_dir.filter(|d| !d.is_empty()).map(PathBuf::from));
+    let mission = match load_mission(name.as_deref(), dir.as_deref()) {
         Ok(m) => m,
-        Err(e) => return fail(&format!("mission: {e}")),
+        Err(e) => return fail(&e),
     };
     let bytes = match read_plan(&args.plan) {
         Ok(b) => b,
@@ -118,6 +239,207 @@ pub fn read_plan(path: &Path) -> Result<Vec<u8>, String> {
     };
     result.map_err(|e| format!("cannot read plan {}: {e}", path.display()))?;
     Ok(bytes)
+}
+
+fn run_command(args: &RunArgs) -> ExitCode {
+    init_logging();
+    let started = Instant::now();
+    let started_at = SystemTime::now();
+    let config = match QmEnv::from_env().and_then(|qm| {
+        let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+        RunConfig::resolve(args.flags(), &qm, CiEnv::from_env(), cwd)
+    }) {
+        Ok(c) => c,
+        Err(e) => return fail(&e.to_string()),
+    };
+    let mission = match load_mission(Some(&config.mission), config.missions_dir.as_deref()) {
+        Ok(m) => m,
+        Err(e) => return fail(&e),
+    };
+    let bytes = match read_plan(&config.plan) {
+        Ok(b) => b,
+        Err(e) => return fail(&e),
+    };
+    let progress = Progress::stderr();
+    let validation = validate::validate(&bytes, &mission);
+    for f in validation.errors().chain(validation.warnings()) {
+        progress.line(&f.to_string());
+    }
+    let mut report = RunReport {
+        version: REPORT_VERSION,
+        quartermaster: env!("CARGO_PKG_VERSION"),
+        started_at: humantime::format_rfc3339_seconds(started_at).to_string(),
+        finished_at: String::new(),
+        dry_run: config.dry_run,
+        forge: config.forge.name().to_string(),
+        mission: mission.name.clone(),
+        plan: config.plan.display().to_string(),
+        validation: ValidationReport {
+            valid: validation.is_valid(),
+            errors: validation.errors().cloned().collect(),
+            warnings: validation.warnings().cloned().collect(),
+        },
+        summary: Summary::default(),
+        timing: Timing::default(),
+        exit_code: 0,
+        actions: Vec::new(),
+    };
+    if let Some(plan) = &validation.plan {
+        progress.line(&format!(
+            "quartermaster: plan {} is valid ({} actions; mission {}, forge {}{})",
+            config.plan.display(),
+            plan.actions.len(),
+            mission.name,
+            config.forge.name(),
+            if config.dry_run { ", dry run" } else { "" }
+        ));
+        match execute(&config, &mission, plan, &progress) {
+            Ok(actions) => report.actions = actions,
+            Err(e) => return fail(&e.to_string()),
+        }
+    } else {
+        progress.line("quartermaster: the plan is invalid; nothing ran");
+    }
+    report.finished_at = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
+    report.conclude(started.elapsed().as_millis() as u64);
+    let markdown = report.to_markdown();
+    for (path, text) in [
+        (&config.report, report.to_json()),
+        (&config.summary, markdown.clone()),
+    ] {
+        if let Some(path) = path
+            && let Err(e) = std::fs::write(path, text)
+        {
+            eprintln!("error: cannot write {}: {e}", path.display());
+            return ExitCode::from(EXIT_INVALID);
+        }
+    }
+    let _ = std::io::stdout().write_all(markdown.as_bytes());
+    ExitCode::from(report.exit_code)
+}
+
+/// Runs a valid plan: hardens the process, opens the forge, hides persisted credentials, and
+/// hands the actions to the engine.
+fn execute(
+    config: &RunConfig,
+    mission: &Mission,
+    plan: &plan::Plan,
+    progress: &Progress,
+) -> Result<Vec<crate::report::ActionReport>, ConfigError> {
+    let invalid = |m: String| ConfigError::Invalid(m);
+    // Children run as the same user; a non-dumpable process keeps them out of /proc/<pid>/environ
+    // and memory, where the token lives.
+    let _ = nix::sys::prctl::set_dumpable(false);
+    let empty = tempfile::tempdir().map_err(|e| invalid(format!("temporary directory: {e}")))?;
+    crate::git::isolate_from_user_config(empty.path()).map_err(|e| invalid(e.to_string()))?;
+    let forge = open_forge(config)?;
+    let guard = CredentialGuard::neutralise(&config.checkout).map_err(|e| {
+        invalid(format!(
+            "cannot hide the credentials persisted in the checkout: {e}"
+        ))
+    })?;
+    if guard.is_active() {
+        progress.line(
+            "quartermaster: credentials persisted in the checkout are hidden while commands run",
+        );
+    }
+    let settings = Settings {
+        dry_run: config.dry_run,
+        min_confidence: config.min_confidence,
+        command_timeout: config.command_timeout,
+        bot_label: config.bot_label.clone(),
+        author: config.author.clone(),
+        draft: config.draft,
+        allow_mentions: config.allow_mentions,
+        child_env: crate::process::child_env(std::env::vars_os(), &config.extra_env),
+        secrets: secret_forms(config),
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| invalid(format!("async runtime: {e}")))?;
+    let engine = Engine::new(plan, mission, forge.as_ref(), &settings, progress);
+    let actions = runtime.block_on(engine.run());
+    drop(guard);
+    Ok(actions)
+}
+
+/// The token as it may travel: raw, and base64 in HTTP basic credentials.
+fn secret_forms(config: &RunConfig) -> Vec<String> {
+    let Some(token) = &config.token else {
+        return Vec::new();
+    };
+    let token = token.expose_secret();
+    let b64 = |s: String| base64::engine::general_purpose::STANDARD.encode(s);
+    vec![
+        token.to_string(),
+        b64(format!("x-access-token:{token}")),
+        b64(format!("oauth2:{token}")),
+        b64(format!(":{token}")),
+    ]
+}
+
+fn open_forge(config: &RunConfig) -> Result<Box<dyn Forge>, ConfigError> {
+    let invalid = |m: String| ConfigError::Invalid(m);
+    match config.forge {
+        ForgeKind::Local => {
+            let repo = git2::Repository::open(&config.checkout).map_err(|e| {
+                invalid(format!(
+                    "checkout {} is not a git repository: {}",
+                    config.checkout.display(),
+                    e.message()
+                ))
+            })?;
+            let remote = repo.find_remote(&config.remote).map_err(|_| {
+                invalid(format!(
+                    "checkout {} has no remote `{}`; pass --remote NAME",
+                    config.checkout.display(),
+                    config.remote
+                ))
+            })?;
+            let url = remote
+                .url()
+                .map_err(|_| invalid(format!("remote `{}` has no usable URL", config.remote)))?;
+            let url = match url.strip_prefix("file://") {
+                Some(_) => url.to_string(),
+                None if !url.contains("://") && !url.contains(':') => {
+                    // A relative path is relative to the checkout, not to where we run.
+                    let p = Path::new(url);
+                    if p.is_absolute() {
+                        url.to_string()
+                    } else {
+                        config.checkout.join(p).display().to_string()
+                    }
+                }
+                None => url.to_string(),
+            };
+            let dir = config
+                .forge_dir
+                .clone()
+                .unwrap_or_else(|| repo.path().join("quartermaster-forge"));
+            let spec = RemoteSpec {
+                url,
+                username: None,
+                token: config.token.clone(),
+            };
+            let forge = LocalForge::open(&dir, spec).map_err(|e| invalid(e.to_string()))?;
+            Ok(Box::new(forge))
+        }
+        ForgeKind::Github | ForgeKind::Gitlab => Err(invalid(format!(
+            "the {} forge is not built into this binary",
+            config.forge.name()
+        ))),
+    }
+}
+
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("QM_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .without_time()
+        .try_init();
 }
 
 fn fail(message: &str) -> ExitCode {

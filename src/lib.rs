@@ -4,7 +4,15 @@
 //! allowlists and runs nothing unless every rule holds.
 
 pub mod cli;
+pub mod config;
+pub mod engine;
 pub mod finding;
+pub mod forge;
+pub mod git;
+pub mod markdown;
 pub mod mission;
 pub mod plan;
+pub mod process;
+pub mod progress;
+pub mod report;
 pub mod validate;

@@ -328,6 +328,22 @@ pub enum UpdateType {
     Replacement,
 }
 
+impl UpdateType {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            UpdateType::Major => "major",
+            UpdateType::Minor => "minor",
+            UpdateType::Patch => "patch",
+            UpdateType::Digest => "digest",
+            UpdateType::Pin => "pin",
+            UpdateType::PinDigest => "pin_digest",
+            UpdateType::LockFileMaintenance => "lock_file_maintenance",
+            UpdateType::Rollback => "rollback",
+            UpdateType::Replacement => "replacement",
+        }
+    }
+}
+
 /// How to react when the batched update fails its tests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -612,6 +628,26 @@ mod tests {
         };
         assert!(u.rebase_first);
         assert_eq!(u.labels, None);
+    }
+
+    #[test]
+    fn update_type_names_match_serde() {
+        for t in [
+            UpdateType::Major,
+            UpdateType::Minor,
+            UpdateType::Patch,
+            UpdateType::Digest,
+            UpdateType::Pin,
+            UpdateType::PinDigest,
+            UpdateType::LockFileMaintenance,
+            UpdateType::Rollback,
+            UpdateType::Replacement,
+        ] {
+            assert_eq!(
+                serde_json::to_value(t).unwrap(),
+                Value::String(t.as_str().into())
+            );
+        }
     }
 
     #[test]

@@ -803,9 +803,35 @@ mod tests {
     #[test]
     fn ref_verdicts_match_git_check_ref_format() {
         let names = [
-            "main", "quartermaster/go-1.2", "release/v1", "a b", "a~b", "a^b", "a:b", "a?b",
-            "a*b", "a[b", "a\\b", "a..b", "a@{b", "a@b", "a//b", "/a", "a/", "a.", "a/.b", ".a",
-            "a/b.lock", "a.lock/b", "a\tb", "\u{7f}", "é/ü", "a/b/c", "x.y", "-x", "@",
+            "main",
+            "quartermaster/go-1.2",
+            "release/v1",
+            "a b",
+            "a~b",
+            "a^b",
+            "a:b",
+            "a?b",
+            "a*b",
+            "a[b",
+            "a\\b",
+            "a..b",
+            "a@{b",
+            "a@b",
+            "a//b",
+            "/a",
+            "a/",
+            "a.",
+            "a/.b",
+            ".a",
+            "a/b.lock",
+            "a.lock/b",
+            "a\tb",
+            "\u{7f}",
+            "é/ü",
+            "a/b/c",
+            "x.y",
+            "-x",
+            "@",
         ];
         let Ok(git) = std::process::Command::new("git").arg("--version").output() else {
             return;

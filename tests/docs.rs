@@ -31,6 +31,9 @@ fn every_deps_command_is_documented() {
         }
     }
     for runner in deps.test_runners() {
-        assert!(readme.contains(&format!("`{runner}`")), "README lacks runner {runner}");
+        assert!(
+            readme.contains(&format!("`{runner}`")),
+            "README lacks runner {runner}"
+        );
     }
 }

@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# Quartermaster end to end, on this machine, with no forge account and no network.
+#
+# Builds, under target/demo/:
+#   registry/     a local cargo registry with two crates, each with a newer patch release;
+#                 farewell 2.0.1 changes its output, so it breaks the app's test
+#   remote.git    a bare git repository: the app's "origin"
+#   checkout/     a clone of it, where the app depends on greeting 1.0.0 and farewell 2.0.0
+#   plan.json     an agent's plan: update both (fallback individual_on_failure), open an issue
+#                 about the breaking one, skip a held package
+# then runs `quartermaster run` on the local forge and shows what it did: the pushed branches and
+# the PR and issue records in forge/.
+#
+# Needs: cargo and git. QM_BIN selects a prebuilt binary; QM_DEMO_DIR another output directory.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+out=${QM_DEMO_DIR:-$here/target/demo}
+bin=${QM_BIN:-}
+if [ -z "$bin" ]; then
+    cargo build --release --locked --quiet --manifest-path "$here/Cargo.toml"
+    bin=$here/target/release/quartermaster
+fi
+
+rm -rf "$out"
+mkdir -p "$out/registry/index" "$out/cargo-home"
+out=$(cd "$out" && pwd)
+export CARGO_HOME=$out/cargo-home
+cat > "$CARGO_HOME/config.toml" <<EOF
+[source.crates-io]
+replace-with = "demo-registry"
+
+[source.demo-registry]
+local-registry = "$out/registry"
+EOF
+
+# publish NAME VERSION LIB_RS: adds one crate version to the local registry.
+publish() {
+    local name=$1 version=$2 code=$3 dir
+    dir=$(mktemp -d)
+    mkdir -p "$dir/$name-$version/src"
+    printf '[package]\nname = "%s"\nversion = "%s"\nedition = "2021"\n' "$name" "$version" \
+        > "$dir/$name-$version/Cargo.toml"
+    printf '%s\n' "$code" > "$dir/$name-$version/src/lib.rs"
+    tar -czf "$out/registry/$name-$version.crate" -C "$dir" "$name-$version"
+    rm -rf "$dir"
+    local sum index
+    sum=$(sha256sum "$out/registry/$name-$version.crate" | cut -d' ' -f1)
+    index=$out/registry/index/${name:0:2}/${name:2:2}
+    mkdir -p "$index"
+    printf '{"name":"%s","vers":"%s","deps":[],"cksum":"%s","features":{},"yanked":false}\n' \
+        "$name" "$version" "$sum" >> "$index/$name"
+}
+
+publish greeting 1.0.0 'pub fn greet(name: &str) -> String { format!("Hello, {name}!") }'
+publish greeting 1.0.1 '/// Greets by name (1.0.1: documented).
+pub fn greet(name: &str) -> String { format!("Hello, {name}!") }'
+publish farewell 2.0.0 'pub fn bye(name: &str) -> String { format!("Goodbye, {name}.") }'
+publish farewell 2.0.1 'pub fn bye(name: &str) -> String { format!("Bye {name}") }'
+
+git init --quiet --bare --initial-branch=main "$out/remote.git"
+git clone --quiet "$out/remote.git" "$out/checkout" 2>/dev/null
+cd "$out/checkout"
+git config user.name "Demo Maintainer"
+git config user.email "maintainer@example.com"
+mkdir src
+cat > Cargo.toml <<'EOF'
+[package]
+name = "hello-app"
+version = "0.1.0"
+edition = "2021"
+
+[dependencies]
+greeting = "1.0"
+farewell = "2.0"
+EOF
+cat > src/lib.rs <<'EOF'
+pub fn message(name: &str) -> String {
+    format!("{} {}", greeting::greet(name), farewell::bye(name))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn greets_and_says_goodbye() {
+        assert_eq!(super::message("Ada"), "Hello, Ada! Goodbye, Ada.");
+    }
+}
+EOF
+printf '/target\n' > .gitignore
+cargo update --quiet -p greeting --precise 1.0.0 2>/dev/null || cargo generate-lockfile --quiet
+cargo update --quiet -p greeting --precise 1.0.0
+cargo update --quiet -p farewell --precise 2.0.0
+git add . && git commit --quiet -m "hello-app" && git push --quiet origin main
+
+cat > "$out/plan.json" <<'EOF'
+{
+  "repo_context": {
+    "platform": "github",
+    "ecosystems": ["cargo"],
+    "test_command": "cargo test",
+    "default_branch": "main",
+    "lock_files": ["Cargo.lock"]
+  },
+  "actions": [
+    {
+      "type": "create_mr",
+      "branch": "quartermaster/cargo-patch-updates",
+      "title": "chore(deps): update cargo patch dependencies",
+      "description": "Patch releases of greeting and farewell.",
+      "updates": [
+        { "package": "greeting", "from": "1.0.0", "to": "1.0.1", "update_type": "patch" },
+        { "package": "farewell", "from": "2.0.0", "to": "2.0.1", "update_type": "patch" }
+      ],
+      "commands": [
+        "cargo update -p greeting --precise 1.0.1",
+        "cargo update -p farewell --precise 2.0.1"
+      ],
+      "test_command": "cargo test",
+      "labels": ["dependencies"],
+      "fallback_strategy": "individual_on_failure",
+      "confidence": 0.9
+    },
+    {
+      "type": "create_issue",
+      "title": "chore(deps): farewell 2.0.1 changes the output of bye()",
+      "body": "farewell 2.0.1 returns `Bye <name>` instead of `Goodbye, <name>.`; the app's test fails. Pin it or adapt `message()`.",
+      "labels": ["dependencies"],
+      "confidence": 0.8
+    },
+    {
+      "type": "skip",
+      "package": "serde",
+      "reason": "Held by a maintainer until the 2.0 migration",
+      "reason_type": "human_hold",
+      "confidence": 1.0
+    }
+  ]
+}
+EOF
+
+echo "== quartermaster run (local forge, no network) =="
+set +e
+"$bin" run \
+    --plan "$out/plan.json" \
+    --checkout "$out/checkout" \
+    --forge local \
+    --forge-dir "$out/forge" \
+    --report "$out/report.json" \
+    --summary "$out/summary.md"
+status=$?
+set -e
+
+echo
+echo "== branches on the remote =="
+git --git-dir "$out/remote.git" branch --format='%(refname:short)  %(objectname:short)  %(subject)'
+echo
+echo "== forge records =="
+for record in "$out"/forge/pulls/*.json "$out"/forge/issues/*.json; do
+    [ -e "$record" ] || continue
+    printf '%s: %s\n' "${record#"$out"/}" "$(sed -n 's/^  "title": "\(.*\)",$/\1/p' "$record")"
+done
+echo
+echo "Exit code $status: 1 means an action failed (here, farewell 2.0.1 failed the tests, as intended)."
+echo "Report: $out/report.json   Summary: $out/summary.md   Forge: $out/forge/"
+[ "$status" -le 1 ]

@@ -1,0 +1,167 @@
+//! Where PRs/MRs, issues and comments live: the `Forge` trait and its implementations.
+//!
+//! The engine only talks to this trait, so every behaviour (create-or-update, ownership, idempotent
+//! comments) is written once and tested against every forge: `local` (files, the default), and the
+//! GitHub and GitLab adapters. Branches themselves go through git (see [`crate::git`]); the forge
+//! only says where the repository is and how to authenticate.
+
+pub mod local;
+
+use crate::git::RemoteSpec;
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+
+/// State of a PR/MR or issue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum State {
+    Open,
+    Closed,
+    Merged,
+}
+
+impl State {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            State::Open => "open",
+            State::Closed => "closed",
+            State::Merged => "merged",
+        }
+    }
+}
+
+/// A pull request (GitHub) or merge request (GitLab).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PullRequest {
+    pub number: u64,
+    pub url: String,
+    pub state: State,
+    /// Head (source) branch.
+    pub head: String,
+    /// Base (target) branch.
+    pub base: String,
+    pub title: String,
+    pub body: String,
+    pub labels: Vec<String>,
+    pub draft: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Issue {
+    pub number: u64,
+    pub url: String,
+    pub state: State,
+    pub title: String,
+    pub body: String,
+    pub labels: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Comment {
+    pub id: u64,
+    pub body: String,
+    pub url: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewPullRequest {
+    pub head: String,
+    pub base: String,
+    pub title: String,
+    pub body: String,
+    pub labels: Vec<String>,
+    pub draft: bool,
+}
+
+/// Changes to an existing PR/MR; `None` leaves a field alone. Labels are only ever added.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PullRequestEdit {
+    pub title: Option<String>,
+    pub body: Option<String>,
+    pub add_labels: Vec<String>,
+}
+
+impl PullRequestEdit {
+    pub fn is_empty(&self) -> bool {
+        self.title.is_none() && self.body.is_none() && self.add_labels.is_empty()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewIssue {
+    pub title: String,
+    pub body: String,
+    pub labels: Vec<String>,
+}
+
+/// What a comment is posted on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(tag = "on", content = "number", rename_all = "snake_case")]
+pub enum Target {
+    PullRequest(u64),
+    Issue(u64),
+}
+
+/// Why a forge call failed. The messages are meant for the person running Quartermaster: they say
+/// which permission, setting or input to fix.
+#[derive(Debug, thiserror::Error)]
+pub enum ForgeError {
+    #[error("{0} was not found")]
+    NotFound(String),
+    #[error("the forge refused the token: {0}")]
+    Unauthorized(String),
+    #[error("permission denied: {0}")]
+    Forbidden(String),
+    #[error("rate limited: {0}")]
+    RateLimited(String),
+    #[error("the forge rejected the request ({status}): {message}")]
+    Api { status: u16, message: String },
+    #[error("could not reach the forge: {0}")]
+    Transport(String),
+    #[error("{0}")]
+    Local(String),
+}
+
+pub type Result<T> = std::result::Result<T, ForgeError>;
+
+/// The operations the engine needs from a forge.
+#[async_trait]
+pub trait Forge: Send + Sync {
+    /// `local`, `github` or `gitlab`.
+    fn kind(&self) -> &'static str;
+
+    /// The git remote branches are fetched from and pushed to.
+    fn remote(&self) -> &RemoteSpec;
+
+    /// The PR whose head is `branch`: the open one if there is one, else the most recent one
+    /// (so that a PR a human closed is not silently opened again).
+    async fn find_pull_request(&self, branch: &str) -> Result<Option<PullRequest>>;
+
+    async fn pull_request(&self, number: u64) -> Result<Option<PullRequest>>;
+
+    async fn create_pull_request(&self, new: &NewPullRequest) -> Result<PullRequest>;
+
+    async fn update_pull_request(&self, number: u64, edit: &PullRequestEdit)
+    -> Result<PullRequest>;
+
+    async fn close_pull_request(&self, number: u64) -> Result<PullRequest>;
+
+    /// Author e-mail addresses of the PR's own commits, or `None` when the forge cannot tell and
+    /// git must (the local forge: its branches live in a repository the engine reads directly).
+    async fn commit_authors(&self, _pr: &PullRequest) -> Result<Option<Vec<String>>> {
+        Ok(None)
+    }
+
+    /// The open issue with exactly this title that carries `label`, if any.
+    async fn find_open_issue(&self, title: &str, label: &str) -> Result<Option<Issue>>;
+
+    async fn issue(&self, number: u64) -> Result<Option<Issue>>;
+
+    async fn create_issue(&self, new: &NewIssue) -> Result<Issue>;
+
+    async fn update_issue_body(&self, number: u64, body: &str) -> Result<Issue>;
+
+    async fn comments(&self, target: Target) -> Result<Vec<Comment>>;
+
+    async fn create_comment(&self, target: Target, body: &str) -> Result<Comment>;
+}

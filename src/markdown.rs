@@ -1,0 +1,159 @@
+//! Posting untrusted text to a forge as data.
+//!
+//! Titles, bodies and comments come from the plan, so from an LLM that may have read a prompt
+//! injection. Before they reach a forge:
+//! - a line starting with `/` is escaped: on GitLab it would be a quick action (`/merge`,
+//!   `/approve`, `/close`) run with the bot's rights;
+//! - `@mentions`, `#123` and `!123` references are broken with a zero-width space unless the
+//!   operator allows mentions, so the bot does not ping people or cross-link issues;
+//! - `<!--` is escaped, so the text can neither hide content nor forge Quartermaster's own markers;
+//! - control characters other than line breaks and tabs are dropped.
+
+use regex::Regex;
+use sha2::{Digest, Sha256};
+use std::sync::LazyLock;
+
+const ZWSP: &str = "&#8203;";
+
+static MENTION: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(^|[^A-Za-z0-9_`/])@([A-Za-z0-9])").expect("valid regex"));
+static REFERENCE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(^|[^A-Za-z0-9_&/])([#!])([0-9])").expect("valid regex"));
+
+/// Makes agent-written Markdown safe to post (see the module documentation).
+pub fn neutralise(text: &str, allow_mentions: bool) -> String {
+    let cleaned: String = text
+        .chars()
+        .filter(|c| !c.is_control() || *c == '\n' || *c == '\t')
+        .collect();
+    let escaped: Vec<String> = cleaned
+        .replace("<!--", "&lt;!--")
+        .split('\n')
+        .map(|line| {
+            let indent = line.len() - line.trim_start().len();
+            if line.trim_start().starts_with('/') {
+                format!("{}\\{}", &line[..indent], &line[indent..])
+            } else {
+                line.to_string()
+            }
+        })
+        .collect();
+    break_references(&escaped.join("\n"), allow_mentions)
+}
+
+/// Text for one line, such as a title (titles run no quick actions): control characters and
+/// line breaks become spaces, mentions and references are broken.
+pub fn one_line(text: &str, allow_mentions: bool) -> String {
+    let cleaned: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    break_references(&cleaned.replace("<!--", "&lt;!--"), allow_mentions)
+}
+
+fn break_references(text: &str, allow_mentions: bool) -> String {
+    if allow_mentions {
+        return text.to_string();
+    }
+    let no_mentions = MENTION.replace_all(text, format!("$1@{ZWSP}$2"));
+    REFERENCE
+        .replace_all(&no_mentions, format!("$1$2{ZWSP}$3"))
+        .into_owned()
+}
+
+/// An inline code span that holds `text` verbatim, whatever backticks it contains.
+pub fn code(text: &str) -> String {
+    let text: String = text.chars().filter(|c| !c.is_control()).collect();
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest + 1);
+    let pad = if text.starts_with('`') || text.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{text}{pad}{fence}")
+}
+
+/// Text for a cell of Quartermaster's own summary table: kept on one line, with nothing that can
+/// end the cell or open HTML. (The summary goes to the CI job page, not to a thread where
+/// mentions notify or quick actions run.)
+pub fn cell(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect::<String>()
+        .replace('<', "&lt;")
+        .replace('|', "\\|")
+}
+
+/// The hidden marker that tells Quartermaster which of its actions produced a body or comment.
+/// Keys are hashed: branch names may hold `-->`, which would end the comment early.
+pub fn marker(kind: &str, key: &str) -> String {
+    format!("<!-- quartermaster:{kind}:{} -->", short_hash(key))
+}
+
+/// A short, stable hash for idempotency keys.
+pub fn short_hash(text: &str) -> String {
+    let digest = Sha256::digest(text.as_bytes());
+    digest[..8].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quick_actions_are_escaped() {
+        let out = neutralise("Please review.\n/merge\n  /approve\nnot /close here", false);
+        assert_eq!(
+            out,
+            "Please review.\n\\/merge\n  \\/approve\nnot /close here"
+        );
+    }
+
+    #[test]
+    fn mentions_and_references_do_not_ping() {
+        let out = neutralise(
+            "cc @alice and @org/team, fixes #12, see !7, mail a@b.c, ref x#3",
+            false,
+        );
+        assert_eq!(
+            out,
+            "cc @&#8203;alice and @&#8203;org/team, fixes #&#8203;12, see !&#8203;7, mail a@b.c, ref x#3"
+        );
+        assert_eq!(neutralise("cc @alice #12", true), "cc @alice #12");
+        assert_eq!(neutralise("`@alice`", false), "`@alice`");
+    }
+
+    #[test]
+    fn markers_cannot_be_forged_or_hidden() {
+        let out = neutralise("<!-- quartermaster:pr:abc -->hidden", false);
+        assert!(!out.contains("<!--"));
+        assert_eq!(
+            marker("pr", "quartermaster/a-->b"),
+            marker("pr", "quartermaster/a-->b")
+        );
+        assert!(!marker("pr", "x-->y").contains("x-->y"));
+    }
+
+    #[test]
+    fn control_characters_are_dropped() {
+        assert_eq!(neutralise("a\u{7}b\u{1b}[31mc\td", false), "ab[31mc\td");
+    }
+
+    #[test]
+    fn code_spans_survive_backticks() {
+        assert_eq!(code("lodash"), "`lodash`");
+        assert_eq!(code("a`b"), "``a`b``");
+        assert_eq!(code("`x"), "`` `x ``");
+    }
+
+    #[test]
+    fn cells_and_titles_stay_on_one_line() {
+        assert_eq!(cell("a|b\nc <!-- x"), "a\\|b c &lt;!-- x");
+        assert_eq!(cell("PR #1"), "PR #1");
+        assert_eq!(
+            one_line("/close\nnow @bob", false),
+            "/close now @&#8203;bob"
+        );
+    }
+}

@@ -1,0 +1,506 @@
+//! The run report: JSON for machines (`--report`), Markdown for reviewers (`--summary`, the CI
+//! job summary), and the exit code.
+
+use crate::finding::Finding;
+use crate::markdown::{cell, code};
+use serde::Serialize;
+
+/// Report format version; bumped on incompatible changes.
+pub const REPORT_VERSION: u32 = 1;
+
+/// How an action ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Everything it asked for happened (or was already so).
+    Done,
+    /// Something went wrong: a command or the tests failed, the forge refused, ...
+    Failed,
+    /// Deliberately not done: a `skip` action, confidence below the threshold, no changes, dry run.
+    Skipped,
+    /// Refused by policy: not Quartermaster's PR, human commits on the branch, ...
+    Denied,
+}
+
+/// What happened to a PR/MR or issue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Operation {
+    Created,
+    Updated,
+    Unchanged,
+    Closed,
+}
+
+impl Operation {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Operation::Created => "created",
+            Operation::Updated => "updated",
+            Operation::Unchanged => "unchanged",
+            Operation::Closed => "closed",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PullRequestRef {
+    pub number: u64,
+    pub url: String,
+    pub branch: String,
+    pub operation: Operation,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct IssueRef {
+    pub number: u64,
+    pub url: String,
+    pub operation: Operation,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CommentRef {
+    /// `pull_request` or `issue`.
+    pub on: &'static str,
+    pub number: u64,
+    pub url: String,
+    pub operation: Operation,
+}
+
+/// One update command as it ran.
+#[derive(Debug, Clone, Serialize)]
+pub struct CommandRecord {
+    pub command: String,
+    pub branch: String,
+    pub ok: bool,
+    /// `exit code 0`, `timed out after 600s`, ...
+    pub result: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    pub duration_ms: u64,
+    /// The end of the output, kept when the command failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_tail: Option<String>,
+}
+
+/// One run of the test command, on one branch.
+#[derive(Debug, Clone, Serialize)]
+pub struct TestRun {
+    pub branch: String,
+    /// The packages this run tested.
+    pub updates: Vec<String>,
+    pub passed: bool,
+    pub result: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    pub duration_ms: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_tail: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TestReport {
+    pub command: String,
+    pub runs: Vec<TestRun>,
+}
+
+/// The verdict that decided an update's fate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Passed,
+    Failed,
+    NotRun,
+}
+
+/// What became of one declared update.
+#[derive(Debug, Clone, Serialize)]
+pub struct UpdateReport {
+    pub package: String,
+    pub from: String,
+    pub to: String,
+    pub update_type: String,
+    /// The branch it was last tried on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    /// Whether it is in an open PR now.
+    pub landed: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pull_request: Option<u64>,
+    /// The test outcome that decided it.
+    pub test: Verdict,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ActionReport {
+    pub index: usize,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub status: Status,
+    pub reason: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    pub pull_requests: Vec<PullRequestRef>,
+    pub issues: Vec<IssueRef>,
+    pub comments: Vec<CommentRef>,
+    pub updates: Vec<UpdateReport>,
+    pub commands: Vec<CommandRecord>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub test: Option<TestReport>,
+    pub duration_ms: u64,
+}
+
+impl ActionReport {
+    pub fn new(index: usize, kind: &str) -> Self {
+        Self {
+            index,
+            kind: kind.to_string(),
+            status: Status::Done,
+            reason: String::new(),
+            branch: None,
+            pull_requests: Vec::new(),
+            issues: Vec::new(),
+            comments: Vec::new(),
+            updates: Vec::new(),
+            commands: Vec::new(),
+            test: None,
+            duration_ms: 0,
+        }
+    }
+
+    pub fn finish(&mut self, status: Status, reason: impl Into<String>) {
+        self.status = status;
+        self.reason = reason.into();
+    }
+
+    /// Milliseconds spent in commands and tests, the part of the run that is not Quartermaster's.
+    pub fn child_ms(&self) -> u64 {
+        let commands: u64 = self.commands.iter().map(|c| c.duration_ms).sum();
+        let tests: u64 = self
+            .test
+            .iter()
+            .flat_map(|t| t.runs.iter())
+            .map(|r| r.duration_ms)
+            .sum();
+        commands + tests
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Summary {
+    pub done: usize,
+    pub failed: usize,
+    pub skipped: usize,
+    pub denied: usize,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Timing {
+    pub total_ms: u64,
+    /// Time spent in update commands and tests.
+    pub commands_ms: u64,
+    /// Everything else: Quartermaster itself, git and the forge.
+    pub overhead_ms: u64,
+    /// Peak resident memory of the Quartermaster process itself (children excluded).
+    pub peak_memory_kb: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ValidationReport {
+    pub valid: bool,
+    pub errors: Vec<Finding>,
+    pub warnings: Vec<Finding>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RunReport {
+    pub version: u32,
+    pub quartermaster: &'static str,
+    pub started_at: String,
+    pub finished_at: String,
+    pub dry_run: bool,
+    pub forge: String,
+    pub mission: String,
+    pub plan: String,
+    pub validation: ValidationReport,
+    pub summary: Summary,
+    pub timing: Timing,
+    pub exit_code: u8,
+    pub actions: Vec<ActionReport>,
+}
+
+impl RunReport {
+    /// Fills the summary, timing and exit code from the actions: 0 when everything was done or
+    /// skipped, 1 when something failed or was denied, 2 when the plan was invalid.
+    pub fn conclude(&mut self, total_ms: u64) {
+        let mut summary = Summary::default();
+        for a in &self.actions {
+            match a.status {
+                Status::Done => summary.done += 1,
+                Status::Failed => summary.failed += 1,
+                Status::Skipped => summary.skipped += 1,
+                Status::Denied => summary.denied += 1,
+            }
+        }
+        self.summary = summary;
+        let commands_ms = self.actions.iter().map(ActionReport::child_ms).sum();
+        self.timing = Timing {
+            total_ms,
+            commands_ms,
+            overhead_ms: total_ms.saturating_sub(commands_ms),
+            peak_memory_kb: peak_memory_kb(),
+        };
+        self.exit_code = if !self.validation.valid {
+            2
+        } else if summary.failed + summary.denied > 0 {
+            1
+        } else {
+            0
+        };
+    }
+
+    pub fn to_json(&self) -> String {
+        let mut s = serde_json::to_string_pretty(self).expect("the report serialises");
+        s.push('\n');
+        s
+    }
+
+    /// What a reviewer wants at a glance: one row per action, the fate of every update, and the
+    /// output of whatever failed.
+    pub fn to_markdown(&self) -> String {
+        let s = &self.summary;
+        let mut out = format!(
+            "## Quartermaster: {} done, {} failed, {} skipped, {} denied\n\n",
+            s.done, s.failed, s.skipped, s.denied
+        );
+        if self.dry_run {
+            out.push_str("**Dry run**: nothing was pushed, opened or closed.\n\n");
+        }
+        if !self.validation.valid {
+            out.push_str(
+                "The plan is invalid; nothing ran.\n\n| Where | Code | Problem |\n|---|---|---|\n",
+            );
+            for f in &self.validation.errors {
+                out.push_str(&format!(
+                    "| {} | {} | {} |\n",
+                    code(if f.pointer.is_empty() {
+                        "/"
+                    } else {
+                        &f.pointer
+                    }),
+                    code(f.code.as_str()),
+                    cell(&f.message)
+                ));
+            }
+            return out;
+        }
+        out.push_str("| # | Action | Status | Result |\n|---:|---|---|---|\n");
+        for a in &self.actions {
+            let what = match &a.branch {
+                Some(b) => format!("{} {}", a.kind, code(b)),
+                None => a.kind.clone(),
+            };
+            out.push_str(&format!(
+                "| {} | {} | {} | {} |\n",
+                a.index,
+                what,
+                status_badge(a.status),
+                cell(&result_text(a))
+            ));
+        }
+        let updates: Vec<(&ActionReport, &UpdateReport)> = self
+            .actions
+            .iter()
+            .flat_map(|a| a.updates.iter().map(move |u| (a, u)))
+            .collect();
+        if !updates.is_empty() {
+            out.push_str("\n### Updates\n\n| # | Package | From | To | Test | Landed |\n|---:|---|---|---|---|---|\n");
+            for (a, u) in updates {
+                let landed = match (u.landed, u.pull_request) {
+                    (true, Some(n)) => format!("PR #{n}"),
+                    (true, None) => "yes".to_string(),
+                    (false, _) => "no".to_string(),
+                };
+                let test = match u.test {
+                    Verdict::Passed => "passed",
+                    Verdict::Failed => "failed",
+                    Verdict::NotRun => "not run",
+                };
+                out.push_str(&format!(
+                    "| {} | {} | {} | {} | {test} | {landed} |\n",
+                    a.index,
+                    code(&u.package),
+                    code(&u.from),
+                    code(&u.to)
+                ));
+            }
+        }
+        let failures: Vec<(&ActionReport, String, &str)> = self
+            .actions
+            .iter()
+            .flat_map(|a| {
+                let commands = a.commands.iter().filter(|c| !c.ok).filter_map(move |c| {
+                    c.output_tail.as_deref().map(|t| (a, c.command.clone(), t))
+                });
+                let tests = a
+                    .test
+                    .iter()
+                    .flat_map(|t| t.runs.iter().map(move |r| (t, r)))
+                    .filter(|(_, r)| !r.passed)
+                    .filter_map(move |(t, r)| {
+                        r.output_tail
+                            .as_deref()
+                            .map(|tail| (a, format!("{} on {}", t.command, r.branch), tail))
+                    });
+                commands.chain(tests)
+            })
+            .collect();
+        if !failures.is_empty() {
+            out.push_str("\n### Failures\n");
+            for (a, what, tail) in failures {
+                out.push_str(&format!(
+                    "\n<details><summary>#{}: {}</summary>\n\n{}\n</details>\n",
+                    a.index,
+                    cell(&what),
+                    fenced(&last_lines(tail, 40))
+                ));
+            }
+        }
+        out
+    }
+}
+
+/// `getrusage(RUSAGE_SELF)`: this process only, not the commands it ran (Linux reports KiB).
+fn peak_memory_kb() -> u64 {
+    nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_SELF)
+        .map(|u| u.max_rss().max(0) as u64)
+        .unwrap_or(0)
+}
+
+fn status_badge(status: Status) -> &'static str {
+    match status {
+        Status::Done => "✅ done",
+        Status::Failed => "❌ failed",
+        Status::Skipped => "⏭️ skipped",
+        Status::Denied => "⛔ denied",
+    }
+}
+
+fn result_text(a: &ActionReport) -> String {
+    if !a.reason.is_empty() {
+        return a.reason.clone();
+    }
+    a.pull_requests
+        .iter()
+        .map(|p| format!("PR #{} {}", p.number, p.operation.as_str()))
+        .chain(
+            a.issues
+                .iter()
+                .map(|i| format!("issue #{} {}", i.number, i.operation.as_str())),
+        )
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+fn last_lines(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+/// A fenced code block that `text` cannot break out of.
+fn fenced(text: &str) -> String {
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest.max(2) + 1);
+    format!("{fence}text\n{text}\n{fence}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(actions: Vec<ActionReport>) -> RunReport {
+        let mut r = RunReport {
+            version: REPORT_VERSION,
+            quartermaster: "test",
+            started_at: String::new(),
+            finished_at: String::new(),
+            dry_run: false,
+            forge: "local".into(),
+            mission: "deps".into(),
+            plan: "plan.json".into(),
+            validation: ValidationReport {
+                valid: true,
+                errors: vec![],
+                warnings: vec![],
+            },
+            summary: Summary::default(),
+            timing: Timing::default(),
+            exit_code: 0,
+            actions,
+        };
+        r.conclude(100);
+        r
+    }
+
+    #[test]
+    fn exit_code_follows_statuses() {
+        let mut done = ActionReport::new(0, "skip");
+        done.finish(Status::Skipped, "held");
+        assert_eq!(report(vec![done.clone()]).exit_code, 0);
+        let mut denied = ActionReport::new(1, "close_mr");
+        denied.finish(Status::Denied, "not ours");
+        let r = report(vec![done, denied]);
+        assert_eq!(r.exit_code, 1);
+        assert_eq!(
+            r.summary,
+            Summary {
+                done: 0,
+                failed: 0,
+                skipped: 1,
+                denied: 1
+            }
+        );
+    }
+
+    #[test]
+    fn markdown_shows_results_and_contains_untrusted_output() {
+        let mut a = ActionReport::new(0, "create_mr");
+        a.branch = Some("quartermaster/x".into());
+        a.commands.push(CommandRecord {
+            command: "npm install x@1.0.0".into(),
+            branch: "quartermaster/x".into(),
+            ok: false,
+            result: "exit code 1".into(),
+            exit_code: Some(1),
+            duration_ms: 5,
+            output_tail: Some("```\n</details>\nboom".into()),
+        });
+        a.finish(Status::Failed, "a command failed | badly");
+        let md = report(vec![a]).to_markdown();
+        assert!(md.contains("## Quartermaster: 0 done, 1 failed, 0 skipped, 0 denied"));
+        assert!(md.contains(
+            "| 0 | create_mr `quartermaster/x` | ❌ failed | a command failed \\| badly |"
+        ));
+        assert!(md.contains("````text\n```\n</details>\nboom\n````"), "{md}");
+    }
+
+    #[test]
+    fn timing_separates_children_from_overhead() {
+        let mut a = ActionReport::new(0, "create_mr");
+        a.test = Some(TestReport {
+            command: "make test".into(),
+            runs: vec![TestRun {
+                branch: "b".into(),
+                updates: vec![],
+                passed: true,
+                result: "exit code 0".into(),
+                exit_code: Some(0),
+                duration_ms: 60,
+                output_tail: None,
+            }],
+        });
+        let r = report(vec![a]);
+        assert_eq!((r.timing.commands_ms, r.timing.overhead_ms), (60, 40));
+        assert!(r.timing.peak_memory_kb > 0);
+    }
+}

@@ -1,0 +1,391 @@
+//! A repository to run plans against, built on the spot and with no network: a local cargo
+//! registry (greeting 1.0.0 → 1.0.1 is harmless, farewell 2.0.0 → 2.0.1 breaks the app's test), an
+//! app depending on both, a bare remote, a clone of it, and a forge directory.
+
+#![allow(dead_code)]
+
+use assert_cmd::Command;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+pub struct Fixture {
+    pub root: tempfile::TempDir,
+    pub registry: PathBuf,
+    pub cargo_home: PathBuf,
+    pub remote: PathBuf,
+    pub checkout: PathBuf,
+    pub forge: PathBuf,
+    /// Where the Makefile's `envdump` target writes what a test command can see.
+    pub dump: PathBuf,
+}
+
+pub fn sh(dir: &Path, script: &str) -> String {
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .current_dir(dir)
+        .env("GIT_AUTHOR_NAME", "Human Maintainer")
+        .env("GIT_AUTHOR_EMAIL", "human@example.com")
+        .env("GIT_COMMITTER_NAME", "Human Maintainer")
+        .env("GIT_COMMITTER_EMAIL", "human@example.com")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{script}: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+impl Fixture {
+    pub fn new() -> Self {
+        Self::with_clone_args("")
+    }
+
+    /// `clone_args` go to `git clone` for the checkout (e.g. `--depth 1`).
+    pub fn with_clone_args(clone_args: &str) -> Self {
+        let root = tempfile::tempdir().unwrap();
+        let base = root.path().canonicalize().unwrap();
+        let f = Self {
+            registry: base.join("registry"),
+            cargo_home: base.join("cargo-home"),
+            remote: base.join("remote.git"),
+            checkout: base.join("checkout"),
+            forge: base.join("forge"),
+            dump: base.join("dump"),
+            root,
+        };
+        std::fs::create_dir_all(f.registry.join("index")).unwrap();
+        std::fs::create_dir_all(&f.cargo_home).unwrap();
+        std::fs::create_dir_all(&f.dump).unwrap();
+        std::fs::write(
+            f.cargo_home.join("config.toml"),
+            format!(
+                "[source.crates-io]\nreplace-with = \"fixture\"\n\n[source.fixture]\nlocal-registry = \"{}\"\n",
+                f.registry.display()
+            ),
+        )
+        .unwrap();
+        f.publish(
+            "greeting",
+            "1.0.0",
+            r#"pub fn greet(name: &str) -> String { format!("Hello, {name}!") }"#,
+        );
+        f.publish(
+            "greeting",
+            "1.0.1",
+            "/// Greets.\npub fn greet(name: &str) -> String { format!(\"Hello, {name}!\") }",
+        );
+        f.publish(
+            "farewell",
+            "2.0.0",
+            r#"pub fn bye(name: &str) -> String { format!("Goodbye, {name}.") }"#,
+        );
+        f.publish(
+            "farewell",
+            "2.0.1",
+            r#"pub fn bye(name: &str) -> String { format!("Bye {name}") }"#,
+        );
+
+        sh(&base, "git init -q --bare -b main remote.git && mkdir seed");
+        let seed = base.join("seed");
+        std::fs::create_dir_all(seed.join("src")).unwrap();
+        std::fs::write(
+            seed.join("Cargo.toml"),
+            "[package]\nname = \"hello-app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\ngreeting = \"1.0\"\nfarewell = \"2.0\"\n",
+        )
+        .unwrap();
+        std::fs::write(
+            seed.join("src/lib.rs"),
+            "pub fn message(name: &str) -> String {\n    format!(\"{} {}\", greeting::greet(name), farewell::bye(name))\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn greets_and_says_goodbye() {\n        assert_eq!(super::message(\"Ada\"), \"Hello, Ada! Goodbye, Ada.\");\n    }\n}\n",
+        )
+        .unwrap();
+        std::fs::write(seed.join(".gitignore"), "/target\n").unwrap();
+        std::fs::write(
+            seed.join("Makefile"),
+            format!(
+                "test:\n\tcargo test\n\nslow:\n\tsleep 60 & sleep 60\n\nenvdump:\n\tprintenv > {dump}/env.txt\n\tcat {config} > {dump}/config.txt\n\tcargo test\n",
+                dump = f.dump.display(),
+                config = f.checkout.join(".git/config").display()
+            ),
+        )
+        .unwrap();
+        f.cargo(&seed, &["generate-lockfile", "--quiet"]);
+        f.cargo(
+            &seed,
+            &["update", "--quiet", "-p", "greeting", "--precise", "1.0.0"],
+        );
+        f.cargo(
+            &seed,
+            &["update", "--quiet", "-p", "farewell", "--precise", "2.0.0"],
+        );
+        sh(
+            &seed,
+            "git init -q -b main && git add . && git commit -qm 'hello-app' && git push -q ../remote.git main",
+        );
+        sh(
+            &base,
+            &format!(
+                "git clone -q {clone_args} file://{} checkout",
+                f.remote.display()
+            ),
+        );
+        f
+    }
+
+    fn cargo(&self, dir: &Path, args: &[&str]) {
+        let out = std::process::Command::new("cargo")
+            .args(args)
+            .current_dir(dir)
+            .env("CARGO_HOME", &self.cargo_home)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "cargo {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// Adds a crate version to the local registry (cargo's `local-registry` layout).
+    pub fn publish(&self, name: &str, version: &str, code: &str) {
+        let work = tempfile::tempdir().unwrap();
+        let dir = work.path().join(format!("{name}-{version}"));
+        std::fs::create_dir_all(dir.join("src")).unwrap();
+        std::fs::write(
+            dir.join("Cargo.toml"),
+            format!("[package]\nname = \"{name}\"\nversion = \"{version}\"\nedition = \"2021\"\n"),
+        )
+        .unwrap();
+        std::fs::write(dir.join("src/lib.rs"), code).unwrap();
+        let archive = self.registry.join(format!("{name}-{version}.crate"));
+        sh(
+            work.path(),
+            &format!("tar -czf {} {name}-{version}", archive.display()),
+        );
+        let sum: String = Sha256::digest(std::fs::read(&archive).unwrap())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        let index = self
+            .registry
+            .join("index")
+            .join(&name[..2])
+            .join(&name[2..4]);
+        std::fs::create_dir_all(&index).unwrap();
+        let line = json!({"name": name, "vers": version, "deps": [], "cksum": sum, "features": {}, "yanked": false});
+        let path = index.join(name);
+        let mut text = std::fs::read_to_string(&path).unwrap_or_default();
+        text.push_str(&format!("{line}\n"));
+        std::fs::write(path, text).unwrap();
+    }
+
+    /// The binary with a clean environment: no CI variables, an isolated cargo home.
+    pub fn qm(&self) -> Command {
+        let mut cmd = Command::cargo_bin("quartermaster").unwrap();
+        cmd.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", std::env::var_os("HOME").unwrap_or_default())
+            .env("CARGO_HOME", &self.cargo_home)
+            .current_dir(self.root.path());
+        if let Some(rustup) = std::env::var_os("RUSTUP_HOME") {
+            cmd.env("RUSTUP_HOME", rustup);
+        }
+        if let Some(toolchain) = std::env::var_os("RUSTUP_TOOLCHAIN") {
+            cmd.env("RUSTUP_TOOLCHAIN", toolchain);
+        }
+        cmd
+    }
+
+    pub fn write_plan(&self, plan: &Value) -> PathBuf {
+        let path = self.root.path().join("plan.json");
+        std::fs::write(&path, serde_json::to_vec_pretty(plan).unwrap()).unwrap();
+        path
+    }
+
+    /// Runs a plan on the local forge; returns the exit code, the report and everything printed.
+    pub fn run(&self, plan: &Value, extra: &[&str]) -> Run {
+        self.run_with(plan, extra, &[])
+    }
+
+    pub fn run_with(&self, plan: &Value, extra: &[&str], env: &[(&str, &str)]) -> Run {
+        let plan_path = self.write_plan(plan);
+        let report_path = self.root.path().join("report.json");
+        let summary_path = self.root.path().join("summary.md");
+        let _ = std::fs::remove_file(&report_path);
+        let mut cmd = self.qm();
+        cmd.arg("run")
+            .arg("--plan")
+            .arg(&plan_path)
+            .arg("--checkout")
+            .arg(&self.checkout)
+            .arg("--forge")
+            .arg("local")
+            .arg("--forge-dir")
+            .arg(&self.forge)
+            .arg("--report")
+            .arg(&report_path)
+            .arg("--summary")
+            .arg(&summary_path)
+            .args(extra);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().unwrap();
+        let report = std::fs::read(&report_path)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or(Value::Null);
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            report,
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+            summary: std::fs::read_to_string(summary_path).unwrap_or_default(),
+        }
+    }
+
+    /// Remote branches and their tips.
+    pub fn branches(&self) -> BTreeMap<String, String> {
+        sh(
+            &self.remote,
+            "git for-each-ref --format='%(refname:short) %(objectname)' refs/heads",
+        )
+        .lines()
+        .filter_map(|l| l.split_once(' '))
+        .map(|(b, s)| (b.to_string(), s.to_string()))
+        .collect()
+    }
+
+    /// A file's content on a remote branch.
+    pub fn show(&self, branch: &str, path: &str) -> String {
+        sh(&self.remote, &format!("git show {branch}:{path}"))
+    }
+
+    pub fn records(&self, kind: &str) -> Vec<Value> {
+        let mut out: Vec<(u64, Value)> = std::fs::read_dir(self.forge.join(kind))
+            .map(|entries| {
+                entries
+                    .flatten()
+                    .map(|e| {
+                        let v: Value =
+                            serde_json::from_slice(&std::fs::read(e.path()).unwrap()).unwrap();
+                        (v["number"].as_u64().unwrap(), v)
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        out.sort_by_key(|(n, _)| *n);
+        out.into_iter().map(|(_, v)| v).collect()
+    }
+
+    pub fn pulls(&self) -> Vec<Value> {
+        self.records("pulls")
+    }
+
+    pub fn issues(&self) -> Vec<Value> {
+        self.records("issues")
+    }
+
+    /// A commit by a human on a remote branch (clone, commit, push).
+    pub fn human_commit(&self, branch: &str, file: &str) {
+        let work = self
+            .root
+            .path()
+            .join(format!("human-{}", file.replace('/', "-")));
+        sh(
+            self.root.path(),
+            &format!(
+                "git clone -q -b {branch} file://{} {}",
+                self.remote.display(),
+                work.display()
+            ),
+        );
+        std::fs::write(work.join(file), "edited by a human\n").unwrap();
+        sh(
+            &work,
+            &format!(
+                "git add {file} && git commit -qm 'human edit' && git push -q origin {branch}"
+            ),
+        );
+    }
+}
+
+pub struct Run {
+    pub code: i32,
+    pub report: Value,
+    pub stdout: String,
+    pub stderr: String,
+    pub summary: String,
+}
+
+impl Run {
+    pub fn action(&self, i: usize) -> &Value {
+        &self.report["actions"][i]
+    }
+
+    pub fn status(&self, i: usize) -> &str {
+        self.action(i)["status"].as_str().unwrap_or("?")
+    }
+
+    pub fn reason(&self, i: usize) -> &str {
+        self.action(i)["reason"].as_str().unwrap_or("?")
+    }
+
+    /// Everything Quartermaster said, for assertions in failure messages.
+    pub fn said(&self) -> String {
+        format!(
+            "exit {}\n--- stderr\n{}\n--- stdout\n{}",
+            self.code, self.stderr, self.stdout
+        )
+    }
+}
+
+pub fn greeting() -> Value {
+    json!({"package": "greeting", "from": "1.0.0", "to": "1.0.1", "update_type": "patch"})
+}
+
+pub fn farewell() -> Value {
+    json!({"package": "farewell", "from": "2.0.0", "to": "2.0.1", "update_type": "patch"})
+}
+
+pub fn command(update: &Value) -> String {
+    format!(
+        "cargo update -p {} --precise {}",
+        update["package"].as_str().unwrap(),
+        update["to"].as_str().unwrap()
+    )
+}
+
+/// A `create_mr` for the given updates.
+pub fn create_mr(branch: &str, updates: &[Value], strategy: &str) -> Value {
+    json!({
+        "type": "create_mr",
+        "branch": branch,
+        "title": "chore(deps): update cargo patch dependencies",
+        "description": "Patch releases.",
+        "updates": updates,
+        "commands": updates.iter().map(command).collect::<Vec<_>>(),
+        "test_command": "cargo test",
+        "labels": ["dependencies"],
+        "fallback_strategy": strategy,
+        "confidence": 0.9
+    })
+}
+
+pub fn plan(actions: Vec<Value>) -> Value {
+    json!({
+        "repo_context": {
+            "platform": "github",
+            "ecosystems": ["cargo"],
+            "test_command": "cargo test",
+            "default_branch": "main",
+            "lock_files": ["Cargo.lock"]
+        },
+        "actions": actions
+    })
+}

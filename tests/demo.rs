@@ -1,0 +1,48 @@
+//! The README's end-to-end command, `examples/demo.sh`, run as a newcomer would (with the binary
+//! under test instead of a fresh release build).
+
+use std::process::Command;
+
+#[test]
+fn the_demo_runs_end_to_end() {
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = Command::new("bash")
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/demo.sh"))
+        .env("QM_BIN", env!("CARGO_BIN_EXE_quartermaster"))
+        .env("QM_DEMO_DIR", out_dir.path())
+        .env_remove("GITHUB_ACTIONS")
+        .env_remove("GITLAB_CI")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("quartermaster/cargo-patch-updates--greeting"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(
+            "forge/pulls/1.json: chore(deps): update cargo patch dependencies (greeting 1.0.1)"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(
+            "forge/issues/2.json: chore(deps): farewell 2.0.1 changes the output of bye()"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("## Quartermaster: 1 done, 1 failed, 1 skipped, 0 denied"),
+        "{stdout}"
+    );
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out_dir.path().join("report.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        report["summary"],
+        serde_json::json!({"done": 1, "failed": 1, "skipped": 1, "denied": 0})
+    );
+    assert_eq!(report["exit_code"], 1);
+}
