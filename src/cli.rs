@@ -4,6 +4,8 @@ use crate::config::{CiEnv, ConfigError, ForgeKind, QmEnv, RunConfig, RunFlags};
 use crate::engine::{Engine, Settings};
 use crate::finding::Finding;
 use crate::forge::Forge;
+use crate::forge::github::{GithubForge, GithubSettings};
+use crate::forge::http::Policy;
 use crate::forge::local::LocalForge;
 use crate::git::{CredentialGuard, RemoteSpec};
 use crate::mission::{self, DEFAULT_MISSION, Mission};
@@ -120,6 +122,14 @@ pub struct RunArgs {
     /// Let @mentions and #references in plan text notify people [env: QM_ALLOW_MENTIONS].
     #[arg(long)]
     pub allow_mentions: bool,
+    /// Minimum time between two write requests to the forge's API [env: QM_FORGE_WRITE_INTERVAL;
+    /// default: 1s].
+    #[arg(long, value_name = "DURATION")]
+    pub forge_write_interval: Option<String>,
+    /// Longest rate-limit wait honoured; beyond it the remaining forge calls fail
+    /// [env: QM_FORGE_MAX_WAIT; default: 90s].
+    #[arg(long, value_name = "DURATION")]
+    pub forge_max_wait: Option<String>,
 }
 
 impl RunArgs {
@@ -142,6 +152,8 @@ impl RunArgs {
             extra_env: self.extra_env.clone(),
             draft: self.draft,
             allow_mentions: self.allow_mentions,
+            forge_write_interval: self.forge_write_interval.clone(),
+            forge_max_wait: self.forge_max_wait.clone(),
         }
     }
 }
@@ -260,10 +272,29 @@ fn run_command(args: &RunArgs) -> ExitCode {
         Ok(b) => b,
         Err(e) => return fail(&e),
     };
-    let progress = Progress::stderr();
+    let progress = if config.ci.on_github() {
+        Progress::github_actions()
+    } else {
+        Progress::stderr()
+    };
+    for secret in secret_forms(&config) {
+        progress.command(&format!("::add-mask::{secret}"));
+    }
     let validation = validate::validate(&bytes, &mission);
-    for f in validation.errors().chain(validation.warnings()) {
-        progress.line(&f.to_string());
+    let findings: Vec<Finding> = validation
+        .errors()
+        .chain(validation.warnings())
+        .cloned()
+        .collect();
+    progress.quoted(
+        &findings
+            .iter()
+            .map(Finding::to_string)
+            .collect::<Vec<_>>()
+            .join("\n"),
+    );
+    for annotation in crate::report::github::annotations(&findings, &config.plan) {
+        progress.command(&annotation);
     }
     let mut report = RunReport {
         version: REPORT_VERSION,
@@ -281,6 +312,7 @@ fn run_command(args: &RunArgs) -> ExitCode {
         },
         summary: Summary::default(),
         timing: Timing::default(),
+        forge_requests: 0,
         exit_code: 0,
         actions: Vec::new(),
     };
@@ -293,8 +325,16 @@ fn run_command(args: &RunArgs) -> ExitCode {
             config.forge.name(),
             if config.dry_run { ", dry run" } else { "" }
         ));
+        if config.token_is_default && config.forge == ForgeKind::Github {
+            progress.command(
+                "::warning title=Quartermaster::The token is the workflow's GITHUB_TOKEN: PRs it opens do not trigger other workflows, so no CI runs on them. Pass a GitHub App token or a personal access token as `token` to have CI check Quartermaster's PRs.",
+            );
+        }
         match execute(&config, &mission, plan, &progress) {
-            Ok(actions) => report.actions = actions,
+            Ok((actions, requests)) => {
+                report.actions = actions;
+                report.forge_requests = requests;
+            }
             Err(e) => return fail(&e.to_string()),
         }
     } else {
@@ -314,8 +354,34 @@ fn run_command(args: &RunArgs) -> ExitCode {
             return ExitCode::from(EXIT_INVALID);
         }
     }
-    let _ = std::io::stdout().write_all(markdown.as_bytes());
+    if let Err(e) = publish_to_ci(&config, &report, &markdown) {
+        eprintln!("error: {e}");
+        return ExitCode::from(EXIT_INVALID);
+    }
+    if progress.is_github() {
+        progress.quoted(&markdown);
+    } else {
+        let _ = std::io::stdout().write_all(markdown.as_bytes());
+    }
     ExitCode::from(report.exit_code)
+}
+
+/// GitHub Actions: the job summary and the step outputs.
+fn publish_to_ci(config: &RunConfig, report: &RunReport, markdown: &str) -> Result<(), String> {
+    use crate::report::github;
+    let ci = &config.ci;
+    if let Some(path) = ci.github_step_summary.as_deref().filter(|p| !p.is_empty()) {
+        github::append(Path::new(path), markdown)
+            .map_err(|e| format!("cannot write the job summary {path}: {e}"))?;
+    }
+    if let Some(path) = ci.github_output.as_deref().filter(|p| !p.is_empty()) {
+        github::append(
+            Path::new(path),
+            &github::outputs(report, config.report.as_deref()),
+        )
+        .map_err(|e| format!("cannot write the step outputs {path}: {e}"))?;
+    }
+    Ok(())
 }
 
 /// Runs a valid plan: hardens the process, opens the forge, hides persisted credentials, and
@@ -325,13 +391,19 @@ fn execute(
     mission: &Mission,
     plan: &plan::Plan,
     progress: &Progress,
-) -> Result<Vec<crate::report::ActionReport>, ConfigError> {
+) -> Result<(Vec<crate::report::ActionReport>, u64), ConfigError> {
     let invalid = |m: String| ConfigError::Invalid(m);
     // Children run as the same user; a non-dumpable process keeps them out of /proc/<pid>/environ
     // and memory, where the token lives.
     let _ = nix::sys::prctl::set_dumpable(false);
     let empty = tempfile::tempdir().map_err(|e| invalid(format!("temporary directory: {e}")))?;
     crate::git::isolate_from_user_config(empty.path()).map_err(|e| invalid(e.to_string()))?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| invalid(format!("async runtime: {e}")))?;
+    // The HTTP clients spawn their connection tasks when they are built.
+    let _context = runtime.enter();
     let forge = open_forge(config)?;
     let guard = CredentialGuard::neutralise(&config.checkout).map_err(|e| {
         invalid(format!(
@@ -341,6 +413,9 @@ fn execute(
     if guard.is_active() {
         progress.line(
             "quartermaster: credentials persisted in the checkout are hidden while commands run",
+        );
+        progress.command(
+            "::warning title=Quartermaster::The checkout holds persisted credentials. Quartermaster hides them while agent commands run, but set `persist-credentials: false` on actions/checkout so that no step can read them.",
         );
     }
     let settings = Settings {
@@ -354,14 +429,10 @@ fn execute(
         child_env: crate::process::child_env(std::env::vars_os(), &config.extra_env),
         secrets: secret_forms(config),
     };
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| invalid(format!("async runtime: {e}")))?;
     let engine = Engine::new(plan, mission, forge.as_ref(), &settings, progress);
     let actions = runtime.block_on(engine.run());
     drop(guard);
-    Ok(actions)
+    Ok((actions, forge.requests()))
 }
 
 /// The token as it may travel: raw, and base64 in HTTP basic credentials.
@@ -425,7 +496,31 @@ fn open_forge(config: &RunConfig) -> Result<Box<dyn Forge>, ConfigError> {
             let forge = LocalForge::open(&dir, spec).map_err(|e| invalid(e.to_string()))?;
             Ok(Box::new(forge))
         }
-        ForgeKind::Github | ForgeKind::Gitlab => Err(invalid(format!(
+        ForgeKind::Github => {
+            let ci = &config.ci;
+            let set = |v: &Option<String>| v.clone().filter(|v| !v.is_empty());
+            let repository = set(&ci.github_repository).ok_or_else(|| {
+                invalid("GITHUB_REPOSITORY is not set: the github forge needs GITHUB_REPOSITORY (owner/name), as GitHub Actions sets it".into())
+            })?;
+            let token = config.token.clone().ok_or_else(|| {
+                invalid("no token: set QM_TOKEN or GITHUB_TOKEN (the action's `token` input defaults to the workflow's GITHUB_TOKEN)".into())
+            })?;
+            let forge = GithubForge::new(GithubSettings {
+                api_url: set(&ci.github_api_url).unwrap_or_else(|| "https://api.github.com".into()),
+                server_url: set(&ci.github_server_url)
+                    .unwrap_or_else(|| "https://github.com".into()),
+                repository,
+                token,
+                policy: Policy {
+                    write_interval: config.forge_write_interval,
+                    max_wait: config.forge_max_wait,
+                    ..Policy::default()
+                },
+            })
+            .map_err(|e| invalid(e.to_string()))?;
+            Ok(Box::new(forge))
+        }
+        ForgeKind::Gitlab => Err(invalid(format!(
             "the {} forge is not built into this binary",
             config.forge.name()
         ))),

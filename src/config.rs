@@ -33,6 +33,10 @@ pub struct QmEnv {
     pub extra_env: Option<String>,
     pub draft: Option<String>,
     pub allow_mentions: Option<String>,
+    pub forge_write_interval: Option<String>,
+    pub forge_max_wait: Option<String>,
+    /// Set by the GitHub Action: whether `token` is the workflow's own `GITHUB_TOKEN`.
+    pub token_is_default: Option<String>,
 }
 
 /// The CI variables Quartermaster looks at.
@@ -130,6 +134,8 @@ pub struct RunFlags {
     pub extra_env: Vec<String>,
     pub draft: bool,
     pub allow_mentions: bool,
+    pub forge_write_interval: Option<String>,
+    pub forge_max_wait: Option<String>,
 }
 
 /// Everything `run` needs, resolved and checked.
@@ -155,12 +161,20 @@ pub struct RunConfig {
     pub extra_env: Vec<String>,
     pub draft: bool,
     pub allow_mentions: bool,
+    /// Minimum time between two write requests to the forge's API.
+    pub forge_write_interval: Duration,
+    /// Longest rate-limit wait honoured before the forge budget counts as exhausted.
+    pub forge_max_wait: Duration,
+    /// Whether the token is the workflow's default `GITHUB_TOKEN` (PRs it opens run no CI).
+    pub token_is_default: bool,
     pub ci: CiEnv,
 }
 
 pub const DEFAULT_MIN_CONFIDENCE: f64 = 0.5;
 pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(900);
 pub const DEFAULT_BOT_LABEL: &str = "quartermaster";
+pub const DEFAULT_FORGE_WRITE_INTERVAL: Duration = Duration::from_secs(1);
+pub const DEFAULT_FORGE_MAX_WAIT: Duration = Duration::from_secs(90);
 /// The identity GitHub shows as "github-actions[bot]"; what create-pull-request commits as.
 pub const GITHUB_BOT_AUTHOR: &str =
     "github-actions[bot] <41898282+github-actions[bot]@users.noreply.github.com>";
@@ -190,6 +204,15 @@ fn parse_bool(name: &str, value: &str) -> Result<bool, ConfigError> {
 
 /// Parses `90`, `90s`, `15m`, `1h` (humantime).
 pub fn parse_duration(name: &str, value: &str) -> Result<Duration, ConfigError> {
+    let d = parse_duration_or_zero(name, value)?;
+    if d.is_zero() || d > Duration::from_secs(24 * 3600) {
+        return Err(invalid(format!("{name} must be between 1s and 24h")));
+    }
+    Ok(d)
+}
+
+/// Like [`parse_duration`], but `0` is allowed (no delay).
+fn parse_duration_or_zero(name: &str, value: &str) -> Result<Duration, ConfigError> {
     let d = if value.bytes().all(|b| b.is_ascii_digit()) {
         value
             .parse::<u64>()
@@ -202,8 +225,8 @@ pub fn parse_duration(name: &str, value: &str) -> Result<Duration, ConfigError> 
             ))
         })?
     };
-    if d.is_zero() || d > Duration::from_secs(24 * 3600) {
-        return Err(invalid(format!("{name} must be between 1s and 24h")));
+    if d > Duration::from_secs(24 * 3600) {
+        return Err(invalid(format!("{name} must be at most 24h")));
     }
     Ok(d)
 }
@@ -343,6 +366,26 @@ impl RunConfig {
                 )));
             }
         }
+        let duration =
+            |flag: Option<String>, env: &Option<String>, name: &str, default: Duration| match flag
+                .as_deref()
+                .or_else(|| set(env))
+            {
+                Some(v) => parse_duration_or_zero(name, v),
+                None => Ok(default),
+            };
+        let forge_write_interval = duration(
+            flags.forge_write_interval,
+            &qm.forge_write_interval,
+            "forge-write-interval",
+            DEFAULT_FORGE_WRITE_INTERVAL,
+        )?;
+        let forge_max_wait = duration(
+            flags.forge_max_wait,
+            &qm.forge_max_wait,
+            "forge-max-wait",
+            DEFAULT_FORGE_MAX_WAIT,
+        )?;
         let bool_flag =
             |flag: bool, name: &str, value: &Option<String>| -> Result<bool, ConfigError> {
                 Ok(flag
@@ -387,6 +430,10 @@ impl RunConfig {
                 "QM_ALLOW_MENTIONS",
                 &qm.allow_mentions,
             )?,
+            forge_write_interval,
+            forge_max_wait,
+            token_is_default: token_source == Some("GITHUB_TOKEN")
+                || bool_flag(false, "QM_TOKEN_IS_DEFAULT", &qm.token_is_default)?,
             ci,
         })
     }
@@ -489,6 +536,13 @@ mod tests {
                     ..Default::default()
                 },
                 "between 1s and 24h",
+            ),
+            (
+                QmEnv {
+                    forge_max_wait: Some("2d".into()),
+                    ..Default::default()
+                },
+                "forge-max-wait must be at most 24h",
             ),
             (
                 QmEnv {

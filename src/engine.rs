@@ -714,13 +714,20 @@ impl<'a> Engine<'a> {
                 None => return Ok(()),
             }
         };
-        let from_forge = match pr {
-            Some(pr) => self.forge.commit_authors(pr).await?,
-            None => None,
-        };
-        let authors = match from_forge {
-            Some(authors) => authors,
-            None => self.git()?.mirror.branch_authors(tip, base)?,
+        // The usual case, a single commit right on top of the default branch, needs no forge call:
+        // that commit is the only one on the branch.
+        let info = self.git()?.mirror.commit_info(tip)?;
+        let authors = if info.parents == [base] {
+            vec![info.author_email, info.committer_email]
+        } else {
+            let from_forge = match pr {
+                Some(pr) => self.forge.commit_authors(pr).await?,
+                None => None,
+            };
+            match from_forge {
+                Some(authors) => authors,
+                None => self.git()?.mirror.branch_authors(tip, base)?,
+            }
         };
         let bot = &self.settings.author.email;
         let others: BTreeSet<String> = authors
@@ -940,7 +947,17 @@ impl<'a> Engine<'a> {
             None => false,
         };
         if !same {
-            workspace.push(&remote, branch, commit.id, expected)?;
+            if let Err(e) = workspace.push(&remote, branch, commit.id, expected) {
+                return Err(match &e {
+                    GitError::Rejected { message, .. } => {
+                        match self.forge.explain_push_rejection(message) {
+                            Some(advice) => Stop::failed(advice),
+                            None => e.into(),
+                        }
+                    }
+                    _ => e.into(),
+                });
+            }
             git.heads.insert(branch.to_string(), commit.id);
             self.progress.step(&format!("pushed {branch}"));
         }

@@ -5,6 +5,8 @@
 //! GitHub and GitLab adapters. Branches themselves go through git (see [`crate::git`]); the forge
 //! only says where the repository is and how to authenticate.
 
+pub mod github;
+pub mod http;
 pub mod local;
 
 use crate::git::RemoteSpec;
@@ -122,6 +124,17 @@ pub enum ForgeError {
     Local(String),
 }
 
+impl ForgeError {
+    /// Whether trying again may help: a network failure or a server error.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            ForgeError::Transport(_) => true,
+            ForgeError::Api { status, .. } => *status >= 500,
+            _ => false,
+        }
+    }
+}
+
 pub type Result<T> = std::result::Result<T, ForgeError>;
 
 /// The operations the engine needs from a forge.
@@ -132,6 +145,17 @@ pub trait Forge: Send + Sync {
 
     /// The git remote branches are fetched from and pushed to.
     fn remote(&self) -> &RemoteSpec;
+
+    /// HTTP requests sent so far (0 for forges without an API).
+    fn requests(&self) -> u64 {
+        0
+    }
+
+    /// What to do about a push the forge's git server refused, when the forge recognises the
+    /// refusal (workflow files without the permission, protected branches, ...).
+    fn explain_push_rejection(&self, _message: &str) -> Option<String> {
+        None
+    }
 
     /// The PR whose head is `branch`: the open one if there is one, else the most recent one
     /// (so that a PR a human closed is not silently opened again).
@@ -146,8 +170,8 @@ pub trait Forge: Send + Sync {
 
     async fn close_pull_request(&self, number: u64) -> Result<PullRequest>;
 
-    /// Author e-mail addresses of the PR's own commits, or `None` when the forge cannot tell and
-    /// git must (the local forge: its branches live in a repository the engine reads directly).
+    /// Author and committer e-mail addresses of the PR's own commits, or `None` when the forge
+    /// cannot tell and git must (the local forge: the engine reads its branches directly).
     async fn commit_authors(&self, _pr: &PullRequest) -> Result<Option<Vec<String>>> {
         Ok(None)
     }

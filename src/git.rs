@@ -206,6 +206,7 @@ pub struct CommitInfo {
     pub tree: git2::Oid,
     pub parents: Vec<git2::Oid>,
     pub author_email: String,
+    pub committer_email: String,
 }
 
 /// A bare scratch repository holding what was fetched from the remote during one run.
@@ -288,16 +289,26 @@ impl Mirror {
 
     pub fn commit_info(&self, id: git2::Oid) -> Result<CommitInfo> {
         let commit = self.repo.find_commit(id).map_err(git("reading a commit"))?;
+        // A shallow fetch grafts its boundary commits to have no parents; the commit object still
+        // names them, and "is this branch one commit on top of main" needs the real ones.
+        let parents = commit
+            .raw_header()
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| l.strip_prefix("parent "))
+            .filter_map(|p| git2::Oid::from_str(p.trim()).ok())
+            .collect();
         Ok(CommitInfo {
             id,
             tree: commit.tree_id(),
-            parents: commit.parent_ids().collect(),
+            parents,
             author_email: commit.author().email().unwrap_or_default().to_string(),
+            committer_email: commit.committer().email().unwrap_or_default().to_string(),
         })
     }
 
-    /// Author e-mail addresses of the commits on `tip` that `base` does not have. Where history
-    /// is shallow and the walk cannot finish, the tip's author alone answers.
+    /// Author and committer e-mail addresses of the commits on `tip` that `base` does not have.
+    /// Where history is shallow and the walk cannot finish, the tip alone answers.
     pub fn branch_authors(&self, tip: git2::Oid, base: git2::Oid) -> Result<Vec<String>> {
         let walk = || -> std::result::Result<Vec<String>, git2::Error> {
             let mut walk = self.repo.revwalk()?;
@@ -305,15 +316,20 @@ impl Mirror {
             if self.repo.find_commit(base).is_ok() {
                 walk.hide(base)?;
             }
-            walk.map(|id| {
+            let mut emails = Vec::new();
+            for id in walk {
                 let commit = self.repo.find_commit(id?)?;
-                Ok(commit.author().email().unwrap_or_default().to_string())
-            })
-            .collect()
+                emails.push(commit.author().email().unwrap_or_default().to_string());
+                emails.push(commit.committer().email().unwrap_or_default().to_string());
+            }
+            Ok(emails)
         };
         match walk() {
-            Ok(authors) => Ok(authors),
-            Err(_) => Ok(vec![self.commit_info(tip)?.author_email]),
+            Ok(emails) => Ok(emails),
+            Err(_) => {
+                let tip = self.commit_info(tip)?;
+                Ok(vec![tip.author_email, tip.committer_email])
+            }
         }
     }
 
@@ -340,6 +356,8 @@ fn push(repo: &git2::Repository, spec: &RemoteSpec, refspec: &str, branch: &str)
         .remote_anonymous(&spec.url)
         .map_err(git("opening the remote"))?;
     let rejection = std::cell::RefCell::new(None);
+    // Servers explain refusals in `remote:` lines (GitHub's GH006/GH013, workflow permissions).
+    let remote_says = std::cell::RefCell::new(Vec::new());
     let mut callbacks = spec.callbacks();
     callbacks.push_update_reference(|_name, status| {
         if let Some(message) = status {
@@ -347,22 +365,41 @@ fn push(repo: &git2::Repository, spec: &RemoteSpec, refspec: &str, branch: &str)
         }
         Ok(())
     });
+    callbacks.sideband_progress(|data| {
+        let mut said = remote_says.borrow_mut();
+        if said.len() < 8192 {
+            said.extend_from_slice(data);
+        }
+        true
+    });
     let mut options = git2::PushOptions::new();
     options.remote_callbacks(callbacks);
-    remote.push(&[refspec], Some(&mut options)).map_err(|e| {
-        match spec.classify(&format!("pushing {branch}"), e) {
-            GitError::Git { message, .. } => GitError::Rejected {
-                branch: branch.to_string(),
-                message,
-            },
-            other => other,
-        }
-    })?;
+    let pushed = remote.push(&[refspec], Some(&mut options));
     drop(options);
+    let explained = |message: String| {
+        let said = String::from_utf8_lossy(&remote_says.borrow())
+            .trim()
+            .to_string();
+        if said.is_empty() {
+            message
+        } else {
+            format!(
+                "{message}; the server said: {}",
+                said.replace(['\r', '\n'], " ")
+            )
+        }
+    };
+    pushed.map_err(|e| match spec.classify(&format!("pushing {branch}"), e) {
+        GitError::Git { message, .. } => GitError::Rejected {
+            branch: branch.to_string(),
+            message: explained(message),
+        },
+        other => other,
+    })?;
     match rejection.into_inner() {
         Some(message) => Err(GitError::Rejected {
             branch: branch.to_string(),
-            message,
+            message: explained(message),
         }),
         None => Ok(()),
     }

@@ -1,16 +1,41 @@
 //! A repository to run plans against, built on the spot and with no network: a local cargo
 //! registry (greeting 1.0.0 → 1.0.1 is harmless, farewell 2.0.0 → 2.0.1 breaks the app's test), an
-//! app depending on both, a bare remote, a clone of it, and a forge directory.
+//! app depending on both, a bare remote, a clone of it, and a forge: the local one (a directory),
+//! or a fake of GitHub's API with the remote served over smart HTTP behind the token.
 
 #![allow(dead_code)]
 
+pub mod git_http;
+pub mod github;
+
 use assert_cmd::Command;
+use quartermaster::forge::Forge;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+/// Which forge a fixture runs plans against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Local,
+    Github,
+}
+
+/// The token the fakes accept.
+pub const TOKEN: &str = "qm-test-token-7d41c0";
+
+/// Servers a remote forge needs, running while the fixture lives.
+pub struct Harness {
+    pub runtime: tokio::runtime::Runtime,
+    pub git: git_http::GitHttp,
+    pub github: Option<github::FakeGithub>,
+}
+
 pub struct Fixture {
+    pub backend: Backend,
+    pub token: String,
+    pub harness: Option<Harness>,
     pub root: tempfile::TempDir,
     pub registry: PathBuf,
     pub cargo_home: PathBuf,
@@ -43,17 +68,31 @@ pub fn sh(dir: &Path, script: &str) -> String {
 
 impl Fixture {
     pub fn new() -> Self {
-        Self::with_clone_args("")
+        Self::on(Backend::Local)
     }
 
-    /// `clone_args` go to `git clone` for the checkout (e.g. `--depth 1`).
-    pub fn with_clone_args(clone_args: &str) -> Self {
+    pub fn on(backend: Backend) -> Self {
+        Self::build(backend, "", TOKEN)
+    }
+
+    /// `clone_args` go to `git clone` for the checkout (e.g. `--depth 1`); `token` is what the
+    /// forge fakes accept.
+    pub fn build(backend: Backend, clone_args: &str, token: &str) -> Self {
         let root = tempfile::tempdir().unwrap();
         let base = root.path().canonicalize().unwrap();
-        let f = Self {
+        let remote = match backend {
+            Backend::Local => base.join("remote.git"),
+            Backend::Github => base
+                .join(github::OWNER)
+                .join(format!("{}.git", github::REPO)),
+        };
+        let mut f = Self {
+            backend,
+            token: token.to_string(),
+            harness: None,
             registry: base.join("registry"),
             cargo_home: base.join("cargo-home"),
-            remote: base.join("remote.git"),
+            remote,
             checkout: base.join("checkout"),
             forge: base.join("forge"),
             dump: base.join("dump"),
@@ -91,7 +130,13 @@ impl Fixture {
             r#"pub fn bye(name: &str) -> String { format!("Bye {name}") }"#,
         );
 
-        sh(&base, "git init -q --bare -b main remote.git && mkdir seed");
+        sh(
+            &base,
+            &format!(
+                "git init -q --bare -b main {} && mkdir seed",
+                f.remote.display()
+            ),
+        );
         let seed = base.join("seed");
         std::fs::create_dir_all(seed.join("src")).unwrap();
         std::fs::write(
@@ -108,7 +153,7 @@ impl Fixture {
         std::fs::write(
             seed.join("Makefile"),
             format!(
-                "test:\n\tcargo test\n\nslow:\n\tsleep 60 & sleep 60\n\nenvdump:\n\tprintenv > {dump}/env.txt\n\tcat {config} > {dump}/config.txt\n\tcargo test\n",
+                "test:\n\tcargo test\n\nslow:\n\tsleep 60 & sleep 60\n\ninject:\n\t@echo '::add-mask::everything'\n\t@echo '::error::injected by a test'\n\t@exit 1\n\nenvdump:\n\tprintenv > {dump}/env.txt\n\tcat {config} > {dump}/config.txt\n\tcargo test\n",
                 dump = f.dump.display(),
                 config = f.checkout.join(".git/config").display()
             ),
@@ -125,7 +170,10 @@ impl Fixture {
         );
         sh(
             &seed,
-            "git init -q -b main && git add . && git commit -qm 'hello-app' && git push -q ../remote.git main",
+            &format!(
+                "git init -q -b main && git add . && git commit -qm 'hello-app' && git remote add origin {} && git push -q origin main",
+                f.remote.display()
+            ),
         );
         sh(
             &base,
@@ -134,7 +182,100 @@ impl Fixture {
                 f.remote.display()
             ),
         );
+        if backend == Backend::Github {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .unwrap();
+            let git = git_http::GitHttp::start(&base, "x-access-token", token);
+            let fake = runtime.block_on(github::FakeGithub::start(token, f.remote.clone()));
+            f.harness = Some(Harness {
+                runtime,
+                git,
+                github: Some(fake),
+            });
+        }
         f
+    }
+
+    pub fn github(&self) -> &github::FakeGithub {
+        self.harness
+            .as_ref()
+            .and_then(|h| h.github.as_ref())
+            .expect("a GitHub fixture")
+    }
+
+    /// Requests the GitHub fake received.
+    pub fn github_requests(&self) -> Vec<github::Seen> {
+        let h = self.harness.as_ref().unwrap();
+        h.runtime.block_on(self.github().requests())
+    }
+
+    pub fn forget_github_requests(&self) {
+        let h = self.harness.as_ref().unwrap();
+        h.runtime.block_on(self.github().forget_requests());
+    }
+
+    /// The identity Quartermaster commits as by default on this forge.
+    pub fn bot(&self) -> &'static str {
+        match self.backend {
+            Backend::Local => "Quartermaster <quartermaster@noreply.invalid>",
+            Backend::Github => {
+                "github-actions[bot] <41898282+github-actions[bot]@users.noreply.github.com>"
+            }
+        }
+    }
+
+    /// A PR a human opened.
+    pub fn seed_pull(&self, head: &str, labels: &[&str]) -> u64 {
+        match self.backend {
+            Backend::Local => {
+                let forge = self.local_forge();
+                block(
+                    forge.create_pull_request(&quartermaster::forge::NewPullRequest {
+                        head: head.into(),
+                        base: "main".into(),
+                        title: format!("PR on {head}"),
+                        body: String::new(),
+                        labels: labels.iter().map(|l| l.to_string()).collect(),
+                        draft: false,
+                    }),
+                )
+                .unwrap()
+                .number
+            }
+            Backend::Github => self.github().state.lock().unwrap().seed_pull(head, labels),
+        }
+    }
+
+    /// An issue a human opened.
+    pub fn seed_issue(&self, labels: &[&str]) -> u64 {
+        match self.backend {
+            Backend::Local => {
+                let forge = self.local_forge();
+                block(forge.create_issue(&quartermaster::forge::NewIssue {
+                    title: "A human's issue".into(),
+                    body: String::new(),
+                    labels: labels.iter().map(|l| l.to_string()).collect(),
+                }))
+                .unwrap()
+                .number
+            }
+            Backend::Github => self.github().state.lock().unwrap().seed_issue(labels),
+        }
+    }
+
+    fn local_forge(&self) -> quartermaster::forge::local::LocalForge {
+        quartermaster::forge::local::LocalForge::open(
+            &self.forge,
+            quartermaster::git::RemoteSpec {
+                url: self.remote.display().to_string(),
+                username: None,
+                token: None,
+            },
+        )
+        .unwrap()
     }
 
     fn cargo(&self, dir: &Path, args: &[&str]) {
@@ -223,15 +364,36 @@ impl Fixture {
             .arg(&plan_path)
             .arg("--checkout")
             .arg(&self.checkout)
-            .arg("--forge")
-            .arg("local")
-            .arg("--forge-dir")
-            .arg(&self.forge)
             .arg("--report")
             .arg(&report_path)
             .arg("--summary")
             .arg(&summary_path)
             .args(extra);
+        match self.backend {
+            Backend::Local => {
+                cmd.arg("--forge")
+                    .arg("local")
+                    .arg("--forge-dir")
+                    .arg(&self.forge);
+            }
+            Backend::Github => {
+                let h = self.harness.as_ref().unwrap();
+                cmd.env("GITHUB_ACTIONS", "true")
+                    .env("GITHUB_API_URL", self.github().uri())
+                    .env("GITHUB_SERVER_URL", &h.git.url)
+                    .env(
+                        "GITHUB_REPOSITORY",
+                        format!("{}/{}", github::OWNER, github::REPO),
+                    )
+                    .env("GITHUB_OUTPUT", self.root.path().join("github-output"))
+                    .env(
+                        "GITHUB_STEP_SUMMARY",
+                        self.root.path().join("step-summary.md"),
+                    )
+                    .env("QM_TOKEN", &self.token)
+                    .env("QM_FORGE_WRITE_INTERVAL", "0");
+            }
+        }
         for (k, v) in env {
             cmd.env(k, v);
         }
@@ -266,7 +428,15 @@ impl Fixture {
         sh(&self.remote, &format!("git show {branch}:{path}"))
     }
 
-    pub fn records(&self, kind: &str) -> Vec<Value> {
+    fn records(&self, kind: &str) -> Vec<Value> {
+        if self.backend == Backend::Github {
+            let state = self.github().state.lock().unwrap();
+            return if kind == "pulls" {
+                state.pulls()
+            } else {
+                state.issues()
+            };
+        }
         let mut out: Vec<(u64, Value)> = std::fs::read_dir(self.forge.join(kind))
             .map(|entries| {
                 entries
@@ -336,6 +506,11 @@ impl Run {
         self.action(i)["reason"].as_str().unwrap_or("?")
     }
 
+    /// Progress and summary together (on GitHub Actions, progress goes to stdout).
+    pub fn output(&self) -> String {
+        format!("{}{}", self.stderr, self.stdout)
+    }
+
     /// Everything Quartermaster said, for assertions in failure messages.
     pub fn said(&self) -> String {
         format!(
@@ -343,6 +518,14 @@ impl Run {
             self.code, self.stderr, self.stdout
         )
     }
+}
+
+pub fn block<T>(future: impl std::future::Future<Output = T>) -> T {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(future)
 }
 
 pub fn greeting() -> Value {

@@ -1,38 +1,51 @@
-//! `quartermaster run` end to end on the local forge: real git repositories with a bare remote, real
-//! `cargo update` against a local registry, real `cargo test`. Hermetic: no network.
+//! The engine's behavioural suite: `quartermaster run` end to end with real git repositories, real
+//! `cargo update` against a local registry and real `cargo test`, run once per forge: the local
+//! forge, and GitHub through an HTTP fake of its API with branches pushed over smart HTTP behind
+//! the token. The same assertions hold on every forge. Hermetic: no network.
 
 mod common;
 
 use common::*;
-use quartermaster::forge::local::LocalForge;
-use quartermaster::forge::{Forge, NewIssue, NewPullRequest};
-use quartermaster::git::RemoteSpec;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
-fn local_forge(f: &Fixture) -> LocalForge {
-    LocalForge::open(
-        &f.forge,
-        RemoteSpec {
-            url: f.remote.display().to_string(),
-            username: None,
-            token: None,
-        },
-    )
-    .unwrap()
+/// Runs each listed test once per forge.
+macro_rules! on_every_forge {
+    ($($name:ident),* $(,)?) => {$(
+        mod $name {
+            use super::*;
+            #[test]
+            fn local() {
+                super::$name(Backend::Local)
+            }
+            #[test]
+            fn github() {
+                super::$name(Backend::Github)
+            }
+        }
+    )*};
 }
 
-fn block<T>(future: impl std::future::Future<Output = T>) -> T {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(future)
-}
+on_every_forge!(
+    batch_green_opens_one_pr,
+    batch_red_opens_nothing,
+    individual_on_failure_lands_what_passes,
+    individual_makes_one_branch_per_update,
+    rerunning_the_same_plan_creates_nothing_new,
+    update_mr_regenerates_from_the_new_base_and_force_pushes,
+    update_mr_leaves_a_branch_with_human_commits_alone,
+    an_amended_bot_commit_counts_as_a_human_edit,
+    create_mr_also_respects_human_commits,
+    other_peoples_prs_and_issues_are_refused,
+    close_mr_comments_closes_and_deletes_the_branch,
+    skips_low_confidence_and_no_change_actions,
+    dry_run_pushes_and_opens_nothing,
+    the_checkout_is_left_exactly_as_it_was,
+    the_token_never_reaches_children_config_reports_or_logs,
+);
 
-#[test]
-fn batch_green_opens_one_pr() {
-    let f = Fixture::new();
+fn batch_green_opens_one_pr(backend: Backend) {
+    let f = Fixture::on(backend);
     let run = f.run(
         &plan(vec![create_mr(
             "quartermaster/cargo",
@@ -63,10 +76,7 @@ fn batch_green_opens_one_pr() {
         "git log -1 --format='%an <%ae>|%P' quartermaster/cargo",
     );
     let main = f.branches()["main"].clone();
-    assert_eq!(
-        author,
-        format!("Quartermaster <quartermaster@noreply.invalid>|{main}")
-    );
+    assert_eq!(author, format!("{}|{main}", f.bot()));
 
     let pulls = f.pulls();
     assert_eq!(pulls.len(), 1);
@@ -88,9 +98,8 @@ fn batch_green_opens_one_pr() {
     );
 }
 
-#[test]
-fn batch_red_opens_nothing() {
-    let f = Fixture::new();
+fn batch_red_opens_nothing(backend: Backend) {
+    let f = Fixture::on(backend);
     let run = f.run(
         &plan(vec![create_mr(
             "quartermaster/cargo",
@@ -115,9 +124,8 @@ fn batch_red_opens_nothing() {
     assert!(run.summary.contains("### Failures"));
 }
 
-#[test]
-fn individual_on_failure_lands_what_passes() {
-    let f = Fixture::new();
+fn individual_on_failure_lands_what_passes(backend: Backend) {
+    let f = Fixture::on(backend);
     let run = f.run(
         &plan(vec![create_mr(
             "quartermaster/cargo",
@@ -186,9 +194,8 @@ fn individual_on_failure_lands_what_passes() {
     );
 }
 
-#[test]
-fn individual_makes_one_branch_per_update() {
-    let f = Fixture::new();
+fn individual_makes_one_branch_per_update(backend: Backend) {
+    let f = Fixture::on(backend);
     let mut action = create_mr(
         "quartermaster/cargo",
         &[greeting(), farewell()],
@@ -245,9 +252,8 @@ fn individual_makes_one_branch_per_update() {
     );
 }
 
-#[test]
-fn rerunning_the_same_plan_creates_nothing_new() {
-    let f = Fixture::new();
+fn rerunning_the_same_plan_creates_nothing_new(backend: Backend) {
+    let f = Fixture::on(backend);
     let actions = vec![
         create_mr("quartermaster/cargo", &[greeting()], "batch"),
         json!({"type": "create_issue", "title": "chore(deps): farewell 2.0.1 breaks bye()", "body": "Pin it.", "labels": ["dependencies"], "confidence": 0.9}),
@@ -275,9 +281,8 @@ fn rerunning_the_same_plan_creates_nothing_new() {
     assert_eq!(issues[0]["comments"].as_array().unwrap().len(), 1);
 }
 
-#[test]
-fn update_mr_regenerates_from_the_new_base_and_force_pushes() {
-    let f = Fixture::new();
+fn update_mr_regenerates_from_the_new_base_and_force_pushes(backend: Backend) {
+    let f = Fixture::on(backend);
     let first = f.run(
         &plan(vec![create_mr(
             "quartermaster/cargo",
@@ -320,9 +325,8 @@ fn update_mr_regenerates_from_the_new_base_and_force_pushes() {
     assert_eq!(f.pulls().len(), 1);
 }
 
-#[test]
-fn update_mr_leaves_a_branch_with_human_commits_alone() {
-    let f = Fixture::new();
+fn update_mr_leaves_a_branch_with_human_commits_alone(backend: Backend) {
+    let f = Fixture::on(backend);
     let first = f.run(
         &plan(vec![create_mr(
             "quartermaster/cargo",
@@ -363,9 +367,42 @@ fn update_mr_leaves_a_branch_with_human_commits_alone() {
     assert_eq!(f.branches()["quartermaster/cargo"], human_tip);
 }
 
-#[test]
-fn create_mr_also_respects_human_commits() {
-    let f = Fixture::new();
+fn an_amended_bot_commit_counts_as_a_human_edit(backend: Backend) {
+    let f = Fixture::on(backend);
+    let action = create_mr("quartermaster/cargo", &[greeting()], "batch");
+    f.run(&plan(vec![action.clone()]), &[]);
+    // `git commit --amend` keeps the bot as author; the committer is the human.
+    let work = f.root.path().join("amend");
+    sh(
+        f.root.path(),
+        &format!(
+            "git clone -q -b quartermaster/cargo file://{} {}",
+            f.remote.display(),
+            work.display()
+        ),
+    );
+    sh(
+        &work,
+        "echo tweak >> Cargo.toml && git commit -qa --amend --no-edit && git push -qf origin quartermaster/cargo",
+    );
+    let author = sh(
+        &f.remote,
+        "git log -1 --format='%ae/%ce' quartermaster/cargo",
+    );
+    assert!(author.ends_with("/human@example.com"), "{author}");
+    let tip = f.branches()["quartermaster/cargo"].clone();
+    let run = f.run(&plan(vec![action]), &[]);
+    assert_eq!(run.status(0), "denied", "{}", run.said());
+    assert!(
+        run.reason(0).contains("human@example.com"),
+        "{}",
+        run.reason(0)
+    );
+    assert_eq!(f.branches()["quartermaster/cargo"], tip);
+}
+
+fn create_mr_also_respects_human_commits(backend: Backend) {
+    let f = Fixture::on(backend);
     let action = create_mr("quartermaster/cargo", &[greeting()], "batch");
     f.run(&plan(vec![action.clone()]), &[]);
     f.human_commit("quartermaster/cargo", "NOTES.md");
@@ -375,41 +412,18 @@ fn create_mr_also_respects_human_commits() {
     assert_eq!(f.branches()["quartermaster/cargo"], tip);
 }
 
-#[test]
-fn other_peoples_prs_and_issues_are_refused() {
-    let f = Fixture::new();
-    let forge = local_forge(&f);
-    let human_pr = block(forge.create_pull_request(&NewPullRequest {
-        head: "feature/login".into(),
-        base: "main".into(),
-        title: "Login page".into(),
-        body: "by a human".into(),
-        labels: vec!["quartermaster".into()],
-        draft: false,
-    }))
-    .unwrap();
-    let unlabelled_pr = block(forge.create_pull_request(&NewPullRequest {
-        head: "quartermaster/lookalike".into(),
-        base: "main".into(),
-        title: "Looks like ours".into(),
-        body: String::new(),
-        labels: vec![],
-        draft: false,
-    }))
-    .unwrap();
-    let issue = block(forge.create_issue(&NewIssue {
-        title: "Bug".into(),
-        body: "a human's issue".into(),
-        labels: vec!["bug".into()],
-    }))
-    .unwrap();
+fn other_peoples_prs_and_issues_are_refused(backend: Backend) {
+    let f = Fixture::on(backend);
+    let human_pr = f.seed_pull("feature/login", &["quartermaster"]);
+    let unlabelled_pr = f.seed_pull("quartermaster/lookalike", &[]);
+    let issue = f.seed_issue(&["bug"]);
     let run = f.run(
         &plan(vec![
-            json!({"type": "close_mr", "mr_id": human_pr.number, "comment": "Superseded", "delete_branch": true, "confidence": 0.9}),
-            json!({"type": "close_mr", "mr_id": unlabelled_pr.number, "confidence": 0.9}),
-            json!({"type": "comment_mr", "mr_id": human_pr.number, "body": "hi", "confidence": 0.9}),
-            json!({"type": "comment_issue", "issue_id": issue.number, "body": "hi", "confidence": 0.9}),
-            json!({"type": "update_mr", "mr_id": human_pr.number, "branch": "quartermaster/x", "updates": [greeting()],
+            json!({"type": "close_mr", "mr_id": human_pr, "comment": "Superseded", "delete_branch": true, "confidence": 0.9}),
+            json!({"type": "close_mr", "mr_id": unlabelled_pr, "confidence": 0.9}),
+            json!({"type": "comment_mr", "mr_id": human_pr, "body": "hi", "confidence": 0.9}),
+            json!({"type": "comment_issue", "issue_id": issue, "body": "hi", "confidence": 0.9}),
+            json!({"type": "update_mr", "mr_id": human_pr, "branch": "quartermaster/x", "updates": [greeting()],
                    "commands": [command(&greeting())], "test_command": "cargo test", "confidence": 0.9}),
             json!({"type": "comment_mr", "mr_id": 99, "body": "hi", "confidence": 0.9}),
         ]),
@@ -459,9 +473,8 @@ fn other_peoples_prs_and_issues_are_refused() {
     );
 }
 
-#[test]
-fn close_mr_comments_closes_and_deletes_the_branch() {
-    let f = Fixture::new();
+fn close_mr_comments_closes_and_deletes_the_branch(backend: Backend) {
+    let f = Fixture::on(backend);
     f.run(
         &plan(vec![create_mr(
             "quartermaster/cargo",
@@ -535,9 +548,8 @@ fn command_timeout_kills_the_test_and_the_run_goes_on() {
     assert_eq!(run.status(1), "done", "the next action still ran");
 }
 
-#[test]
-fn skips_low_confidence_and_no_change_actions() {
-    let f = Fixture::new();
+fn skips_low_confidence_and_no_change_actions(backend: Backend) {
+    let f = Fixture::on(backend);
     let mut unsure = create_mr("quartermaster/unsure", &[greeting()], "batch");
     unsure["confidence"] = json!(0.3);
     let already =
@@ -565,9 +577,8 @@ fn skips_low_confidence_and_no_change_actions() {
     assert!(f.pulls().is_empty());
 }
 
-#[test]
-fn dry_run_pushes_and_opens_nothing() {
-    let f = Fixture::new();
+fn dry_run_pushes_and_opens_nothing(backend: Backend) {
+    let f = Fixture::on(backend);
     let run = f.run(
         &plan(vec![
             create_mr("quartermaster/cargo", &[greeting()], "batch"),
@@ -672,9 +683,8 @@ fn checkout_state(f: &Fixture) -> Vec<String> {
     ]
 }
 
-#[test]
-fn the_checkout_is_left_exactly_as_it_was() {
-    let f = Fixture::with_clone_args("--depth 1");
+fn the_checkout_is_left_exactly_as_it_was(backend: Backend) {
+    let f = Fixture::build(backend, "--depth 1", TOKEN);
     std::fs::write(f.checkout.join("local-notes.txt"), "uncommitted work\n").unwrap();
     let before = checkout_state(&f);
     let shallow = std::fs::read(f.checkout.join(".git/shallow")).unwrap();
@@ -703,9 +713,8 @@ fn the_checkout_is_left_exactly_as_it_was() {
 
 const CANARY: &str = "qm_canary_5f1d9c0e7b2a";
 
-#[test]
-fn the_token_never_reaches_children_config_reports_or_logs() {
-    let f = Fixture::new();
+fn the_token_never_reaches_children_config_reports_or_logs(backend: Backend) {
+    let f = Fixture::build(backend, "", CANARY);
     // What actions/checkout persists: an auth header for the token, and a credentials file it
     // includes. The URL form is what GitLab Runner leaves.
     let b64 = "eC1hY2Nlc3MtdG9rZW46cW1fY2FuYXJ5XzVmMWQ5YzBlN2IyYQ=="; // x-access-token:<canary>
@@ -748,12 +757,23 @@ fn the_token_never_reaches_children_config_reports_or_logs() {
         "the dump worked"
     );
     let report = std::fs::read_to_string(f.root.path().join("report.json")).unwrap();
+    let read = |name: &str| std::fs::read_to_string(f.root.path().join(name)).unwrap_or_default();
     let places = [
+        ("the GitHub step outputs", read("github-output")),
+        ("the GitHub job summary", read("step-summary.md")),
         ("a child's environment", env_seen),
         ("the checkout's config while commands ran", config_seen),
         ("the report", report),
         ("the summary", run.summary.clone()),
-        ("stdout", run.stdout.clone()),
+        // `::add-mask::` lines carry the secret to the runner, which hides it and never shows them.
+        (
+            "stdout",
+            run.stdout
+                .lines()
+                .filter(|l| !l.starts_with("::add-mask::"))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ),
         ("stderr", run.stderr.clone()),
         (
             "the forge records",
@@ -776,7 +796,7 @@ fn the_token_never_reaches_children_config_reports_or_logs() {
         "checkout config restored byte for byte"
     );
     assert!(
-        run.stderr
+        run.output()
             .contains("credentials persisted in the checkout are hidden while commands run")
     );
 }

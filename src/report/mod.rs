@@ -1,6 +1,8 @@
 //! The run report: JSON for machines (`--report`), Markdown for reviewers (`--summary`, the CI
 //! job summary), and the exit code.
 
+pub mod github;
+
 use crate::finding::Finding;
 use crate::markdown::{cell, code};
 use serde::Serialize;
@@ -225,6 +227,8 @@ pub struct RunReport {
     pub validation: ValidationReport,
     pub summary: Summary,
     pub timing: Timing,
+    /// HTTP requests sent to the forge's API.
+    pub forge_requests: u64,
     pub exit_code: u8,
     pub actions: Vec<ActionReport>,
 }
@@ -435,6 +439,7 @@ mod tests {
             },
             summary: Summary::default(),
             timing: Timing::default(),
+            forge_requests: 0,
             exit_code: 0,
             actions,
         };

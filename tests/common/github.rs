@@ -1,0 +1,611 @@
+//! A stateful fake of the GitHub REST API for tests: wiremock serving GitHub's documented example
+//! payloads (`tests/fixtures/github-openapi-examples.json`, from `@octokit/openapi`) patched with
+//! its own numbers, branches, labels and bodies. PR commits come from the real git repository the
+//! branches are pushed to. Faults can be queued: answered before the request takes effect, or
+//! after (GitHub did the work, the answer was lost).
+
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
+
+pub const OWNER: &str = "octo";
+pub const REPO: &str = "hello";
+
+#[derive(Debug, Clone)]
+pub struct Pull {
+    pub number: u64,
+    pub state: &'static str,
+    pub merged: bool,
+    pub title: String,
+    pub body: String,
+    pub head: String,
+    pub base: String,
+    pub labels: Vec<String>,
+    pub draft: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct Issue {
+    pub number: u64,
+    pub state: &'static str,
+    pub title: String,
+    pub body: String,
+    pub labels: Vec<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Fault {
+    pub method: &'static str,
+    /// The request path must end with this.
+    pub path_suffix: String,
+    pub status: u16,
+    pub headers: Vec<(&'static str, String)>,
+    pub body: Value,
+    pub times: usize,
+    /// Apply the request, then answer with the fault.
+    pub after_effect: bool,
+}
+
+pub struct State {
+    pub token: String,
+    pub next: u64,
+    pub pulls: BTreeMap<u64, Pull>,
+    pub issues: BTreeMap<u64, Issue>,
+    pub comments: BTreeMap<u64, Vec<(u64, String)>>,
+    next_comment: u64,
+    pub faults: Vec<Fault>,
+    /// The bare repository branches are pushed to.
+    pub git_dir: PathBuf,
+    templates: Value,
+}
+
+pub struct FakeGithub {
+    pub server: MockServer,
+    pub state: Arc<Mutex<State>>,
+}
+
+/// One request as the fake saw it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Seen {
+    pub method: String,
+    /// Path and query.
+    pub uri: String,
+    pub body: Value,
+    pub authorization: String,
+}
+
+impl FakeGithub {
+    pub async fn start(token: &str, git_dir: PathBuf) -> Self {
+        let templates: Value = serde_json::from_slice(
+            &std::fs::read(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/fixtures/github-openapi-examples.json"
+            ))
+            .unwrap(),
+        )
+        .unwrap();
+        let state = Arc::new(Mutex::new(State {
+            token: token.to_string(),
+            next: 1,
+            pulls: BTreeMap::new(),
+            issues: BTreeMap::new(),
+            comments: BTreeMap::new(),
+            next_comment: 1000,
+            faults: Vec::new(),
+            git_dir,
+            templates,
+        }));
+        let server = MockServer::start().await;
+        Mock::given(wiremock::matchers::any())
+            .respond_with(Handler(state.clone()))
+            .mount(&server)
+            .await;
+        Self { server, state }
+    }
+
+    pub fn uri(&self) -> String {
+        self.server.uri()
+    }
+
+    pub async fn requests(&self) -> Vec<Seen> {
+        self.server
+            .received_requests()
+            .await
+            .unwrap_or_default()
+            .into_iter()
+            .map(|r| Seen {
+                method: r.method.to_string(),
+                uri: match r.url.query() {
+                    Some(q) => format!("{}?{q}", r.url.path()),
+                    None => r.url.path().to_string(),
+                },
+                body: serde_json::from_slice(&r.body).unwrap_or(Value::Null),
+                authorization: r
+                    .headers
+                    .get("authorization")
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or_default()
+                    .to_string(),
+            })
+            .collect()
+    }
+
+    pub async fn forget_requests(&self) {
+        self.server.reset().await;
+        Mock::given(wiremock::matchers::any())
+            .respond_with(Handler(self.state.clone()))
+            .mount(&self.server)
+            .await;
+    }
+
+    pub fn fault(&self, fault: Fault) {
+        self.state.lock().unwrap().faults.push(fault);
+    }
+}
+
+struct Handler(Arc<Mutex<State>>);
+
+fn error(status: u16, message: &str) -> ResponseTemplate {
+    ResponseTemplate::new(status).set_body_json(json!({
+        "message": message,
+        "documentation_url": "https://docs.github.com/rest",
+        "status": status.to_string()
+    }))
+}
+
+impl Respond for Handler {
+    fn respond(&self, request: &Request) -> ResponseTemplate {
+        let mut st = self.0.lock().unwrap();
+        let auth = request
+            .headers
+            .get("authorization")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default();
+        if auth != format!("Bearer {}", st.token) {
+            return error(401, "Bad credentials");
+        }
+        let method = request.method.as_str().to_string();
+        let path = request.url.path().to_string();
+        if let Some(f) = st.take_fault(&method, &path, false) {
+            return f;
+        }
+        let query: BTreeMap<String, String> = request.url.query_pairs().into_owned().collect();
+        let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
+        let base = format!("{}://{}", request.url.scheme(), request.url.authority());
+        let response = st.route(&method, &path, &query, &body, &base);
+        if let Some(f) = st.take_fault(&method, &path, true) {
+            return f;
+        }
+        response
+    }
+}
+
+impl State {
+    fn take_fault(&mut self, method: &str, path: &str, after: bool) -> Option<ResponseTemplate> {
+        let i = self.faults.iter().position(|f| {
+            f.method == method
+                && path.ends_with(&f.path_suffix)
+                && f.after_effect == after
+                && f.times > 0
+        })?;
+        let f = &mut self.faults[i];
+        f.times -= 1;
+        let mut t = ResponseTemplate::new(f.status).set_body_json(f.body.clone());
+        for (k, v) in &f.headers {
+            t = t.insert_header(*k, v.as_str());
+        }
+        Some(t)
+    }
+
+    fn label(&self, name: &str) -> Value {
+        let mut l = self.templates["label"].clone();
+        l["name"] = json!(name);
+        l["url"] = json!(format!(
+            "https://api.github.com/repos/{OWNER}/{REPO}/labels/{name}"
+        ));
+        l
+    }
+
+    fn pull_json(&self, p: &Pull, list_item: bool) -> Value {
+        let mut v = self.templates[if list_item { "pull_list_item" } else { "pull" }].clone();
+        v["number"] = json!(p.number);
+        v["id"] = json!(p.number * 10);
+        v["state"] = json!(p.state);
+        v["title"] = json!(p.title);
+        v["body"] = json!(p.body);
+        v["draft"] = json!(p.draft);
+        v["labels"] = json!(p.labels.iter().map(|l| self.label(l)).collect::<Vec<_>>());
+        v["html_url"] = json!(format!(
+            "https://github.com/{OWNER}/{REPO}/pull/{}",
+            p.number
+        ));
+        v["url"] = json!(format!(
+            "https://api.github.com/repos/{OWNER}/{REPO}/pulls/{}",
+            p.number
+        ));
+        v["head"]["ref"] = json!(p.head);
+        v["head"]["label"] = json!(format!("{OWNER}:{}", p.head));
+        v["base"]["ref"] = json!(p.base);
+        v["base"]["label"] = json!(format!("{OWNER}:{}", p.base));
+        v["merged_at"] = if p.merged {
+            json!("2026-01-01T00:00:00Z")
+        } else {
+            Value::Null
+        };
+        if !list_item {
+            v["merged"] = json!(p.merged);
+        }
+        v
+    }
+
+    fn issue_json(&self, number: u64) -> Option<Value> {
+        let mut v = self.templates["issue"].clone();
+        let (state, title, body, labels, pull) =
+            match (self.issues.get(&number), self.pulls.get(&number)) {
+                (Some(i), _) => (
+                    i.state,
+                    i.title.clone(),
+                    i.body.clone(),
+                    i.labels.clone(),
+                    false,
+                ),
+                (None, Some(p)) => (
+                    p.state,
+                    p.title.clone(),
+                    p.body.clone(),
+                    p.labels.clone(),
+                    true,
+                ),
+                (None, None) => return None,
+            };
+        v["number"] = json!(number);
+        v["id"] = json!(number * 10);
+        v["state"] = json!(state);
+        v["state_reason"] = Value::Null;
+        v["title"] = json!(title);
+        v["body"] = json!(body);
+        v["labels"] = json!(labels.iter().map(|l| self.label(l)).collect::<Vec<_>>());
+        v["html_url"] = json!(format!("https://github.com/{OWNER}/{REPO}/issues/{number}"));
+        v["comments"] = json!(self.comments.get(&number).map_or(0, Vec::len));
+        if !pull {
+            v.as_object_mut().unwrap().remove("pull_request");
+        }
+        Some(v)
+    }
+
+    fn comment_json(&self, issue: u64, id: u64, body: &str) -> Value {
+        let mut v = self.templates["comment"].clone();
+        v["id"] = json!(id);
+        v["body"] = json!(body);
+        v["html_url"] = json!(format!(
+            "https://github.com/{OWNER}/{REPO}/issues/{issue}#issuecomment-{id}"
+        ));
+        v["issue_url"] = json!(format!(
+            "https://api.github.com/repos/{OWNER}/{REPO}/issues/{issue}"
+        ));
+        v
+    }
+
+    fn commits_json(&self, p: &Pull) -> Value {
+        let out = std::process::Command::new("git")
+            .arg("--git-dir")
+            .arg(&self.git_dir)
+            .args([
+                "log",
+                "--format=%H%x00%an%x00%ae%x00%cn%x00%ce",
+                &format!("{}..{}", p.base, p.head),
+            ])
+            .output()
+            .unwrap();
+        let commits: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .rev()
+            .map(|line| {
+                let f: Vec<&str> = line.split('\0').collect();
+                let mut c = self.templates["commit"].clone();
+                c["sha"] = json!(f[0]);
+                c["commit"]["author"]["name"] = json!(f[1]);
+                c["commit"]["author"]["email"] = json!(f[2]);
+                c["commit"]["committer"]["name"] = json!(f[3]);
+                c["commit"]["committer"]["email"] = json!(f[4]);
+                c
+            })
+            .collect();
+        json!(commits)
+    }
+
+    fn add_labels(&mut self, number: u64, labels: &[String]) -> Option<Vec<String>> {
+        let target = match (self.pulls.get_mut(&number), self.issues.get_mut(&number)) {
+            (Some(p), _) => &mut p.labels,
+            (None, Some(i)) => &mut i.labels,
+            (None, None) => return None,
+        };
+        for l in labels {
+            if !target.contains(l) {
+                target.push(l.clone());
+            }
+        }
+        Some(target.clone())
+    }
+
+    fn route(
+        &mut self,
+        method: &str,
+        path: &str,
+        query: &BTreeMap<String, String>,
+        body: &Value,
+        base: &str,
+    ) -> ResponseTemplate {
+        // GitHub Enterprise Server serves the API under /api/v3.
+        let path = path.strip_prefix("/api/v3").unwrap_or(path);
+        let prefix = format!("/repos/{OWNER}/{REPO}");
+        let Some(rest) = path.strip_prefix(&prefix) else {
+            return error(404, "Not Found");
+        };
+        let parts: Vec<&str> = rest.split('/').filter(|p| !p.is_empty()).collect();
+        let number = |i: usize| parts.get(i).and_then(|n| n.parse::<u64>().ok());
+        let strings = |v: &Value| -> Vec<String> {
+            v.as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|x| x.as_str().map(String::from))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        match (method, parts.as_slice()) {
+            ("GET", ["pulls"]) => {
+                let head = query.get("head").cloned().unwrap_or_default();
+                let state = query.get("state").map(String::as_str).unwrap_or("open");
+                let mut list: Vec<Value> = self
+                    .pulls
+                    .values()
+                    .rev()
+                    .filter(|p| head.is_empty() || format!("{OWNER}:{}", p.head) == head)
+                    .filter(|p| state == "all" || p.state == state)
+                    .map(|p| self.pull_json(p, true))
+                    .collect();
+                let per_page = query
+                    .get("per_page")
+                    .and_then(|p| p.parse().ok())
+                    .unwrap_or(30);
+                list.truncate(per_page);
+                ResponseTemplate::new(200).set_body_json(list)
+            }
+            ("POST", ["pulls"]) => {
+                let head = body["head"].as_str().unwrap_or_default().to_string();
+                if head.is_empty() || body["base"].as_str().is_none() {
+                    return error(422, "Validation Failed");
+                }
+                if self
+                    .pulls
+                    .values()
+                    .any(|p| p.head == head && p.state == "open")
+                {
+                    return ResponseTemplate::new(422).set_body_json(json!({
+                        "message": "Validation Failed",
+                        "errors": [{"resource": "PullRequest", "code": "custom", "message": format!("A pull request already exists for {OWNER}:{head}.")}],
+                        "documentation_url": "https://docs.github.com/rest/pulls/pulls#create-a-pull-request",
+                        "status": "422"
+                    }));
+                }
+                let number = self.next;
+                self.next += 1;
+                let p = Pull {
+                    number,
+                    state: "open",
+                    merged: false,
+                    title: body["title"].as_str().unwrap_or_default().into(),
+                    body: body["body"].as_str().unwrap_or_default().into(),
+                    head,
+                    base: body["base"].as_str().unwrap_or_default().into(),
+                    labels: Vec::new(),
+                    draft: body["draft"].as_bool().unwrap_or(false),
+                };
+                let v = self.pull_json(&p, false);
+                self.pulls.insert(number, p);
+                ResponseTemplate::new(201).set_body_json(v)
+            }
+            ("GET", ["pulls", _]) => match number(1).and_then(|n| self.pulls.get(&n)) {
+                Some(p) => ResponseTemplate::new(200).set_body_json(self.pull_json(p, false)),
+                None => error(404, "Not Found"),
+            },
+            ("PATCH", ["pulls", _]) => {
+                let Some(p) = number(1).and_then(|n| self.pulls.get_mut(&n)) else {
+                    return error(404, "Not Found");
+                };
+                if let Some(t) = body["title"].as_str() {
+                    p.title = t.into();
+                }
+                if let Some(b) = body["body"].as_str() {
+                    p.body = b.into();
+                }
+                if body["state"] == "closed" {
+                    p.state = "closed";
+                }
+                let p = p.clone();
+                ResponseTemplate::new(200).set_body_json(self.pull_json(&p, false))
+            }
+            ("GET", ["pulls", _, "commits"]) => match number(1).and_then(|n| self.pulls.get(&n)) {
+                Some(p) => ResponseTemplate::new(200).set_body_json(self.commits_json(p)),
+                None => error(404, "Not Found"),
+            },
+            ("GET", ["issues"]) => {
+                let labels: Vec<String> = query
+                    .get("labels")
+                    .map(|l| l.split(',').map(String::from).collect())
+                    .unwrap_or_default();
+                let state = query.get("state").map(String::as_str).unwrap_or("open");
+                let numbers: Vec<u64> = self
+                    .issues
+                    .keys()
+                    .chain(self.pulls.keys())
+                    .copied()
+                    .collect();
+                let list: Vec<Value> = numbers
+                    .into_iter()
+                    .filter_map(|n| self.issue_json(n))
+                    .filter(|v| state == "all" || v["state"] == state)
+                    .filter(|v| {
+                        labels.iter().all(|l| {
+                            v["labels"]
+                                .as_array()
+                                .unwrap()
+                                .iter()
+                                .any(|x| x["name"] == l.as_str())
+                        })
+                    })
+                    .collect();
+                ResponseTemplate::new(200).set_body_json(list)
+            }
+            ("POST", ["issues"]) => {
+                let number = self.next;
+                self.next += 1;
+                self.issues.insert(
+                    number,
+                    Issue {
+                        number,
+                        state: "open",
+                        title: body["title"].as_str().unwrap_or_default().into(),
+                        body: body["body"].as_str().unwrap_or_default().into(),
+                        labels: strings(&body["labels"]),
+                    },
+                );
+                ResponseTemplate::new(201).set_body_json(self.issue_json(number).unwrap())
+            }
+            ("GET", ["issues", _]) => match number(1).and_then(|n| self.issue_json(n)) {
+                Some(v) => ResponseTemplate::new(200).set_body_json(v),
+                None => error(404, "Not Found"),
+            },
+            ("PATCH", ["issues", _]) => {
+                let Some(i) = number(1).and_then(|n| self.issues.get_mut(&n)) else {
+                    return error(404, "Not Found");
+                };
+                if let Some(b) = body["body"].as_str() {
+                    i.body = b.into();
+                }
+                let n = i.number;
+                ResponseTemplate::new(200).set_body_json(self.issue_json(n).unwrap())
+            }
+            ("POST", ["issues", _, "labels"]) => {
+                match number(1).and_then(|n| self.add_labels(n, &strings(&body["labels"]))) {
+                    Some(all) => ResponseTemplate::new(200)
+                        .set_body_json(all.iter().map(|l| self.label(l)).collect::<Vec<_>>()),
+                    None => error(404, "Not Found"),
+                }
+            }
+            ("GET", ["issues", _, "comments"]) => {
+                let Some(n) = number(1).filter(|n| self.issue_json(*n).is_some()) else {
+                    return error(404, "Not Found");
+                };
+                let all = self.comments.get(&n).cloned().unwrap_or_default();
+                let per_page: usize = query
+                    .get("per_page")
+                    .and_then(|p| p.parse().ok())
+                    .unwrap_or(30);
+                let page: usize = query.get("page").and_then(|p| p.parse().ok()).unwrap_or(1);
+                let slice: Vec<Value> = all
+                    .iter()
+                    .skip((page - 1) * per_page)
+                    .take(per_page)
+                    .map(|(id, b)| self.comment_json(n, *id, b))
+                    .collect();
+                let mut t = ResponseTemplate::new(200).set_body_json(slice);
+                if page * per_page < all.len() {
+                    t = t.insert_header(
+                        "link",
+                        format!(
+                            "<{base}{path}?per_page={per_page}&page={}>; rel=\"next\"",
+                            page + 1
+                        )
+                        .as_str(),
+                    );
+                }
+                t
+            }
+            ("POST", ["issues", _, "comments"]) => {
+                let Some(n) = number(1).filter(|n| self.issue_json(*n).is_some()) else {
+                    return error(404, "Not Found");
+                };
+                let id = self.next_comment;
+                self.next_comment += 1;
+                let text = body["body"].as_str().unwrap_or_default().to_string();
+                self.comments.entry(n).or_default().push((id, text.clone()));
+                ResponseTemplate::new(201).set_body_json(self.comment_json(n, id, &text))
+            }
+            _ => error(404, "Not Found"),
+        }
+    }
+
+    /// PRs in the shape the behavioural tests compare across forges.
+    pub fn pulls(&self) -> Vec<Value> {
+        self.pulls
+            .values()
+            .map(|p| {
+                json!({
+                    "number": p.number, "state": if p.merged { "merged" } else { p.state },
+                    "title": p.title, "body": p.body, "labels": p.labels,
+                    "head": p.head, "base": p.base, "draft": p.draft,
+                    "comments": self.comment_bodies(p.number),
+                })
+            })
+            .collect()
+    }
+
+    pub fn issues(&self) -> Vec<Value> {
+        self.issues
+            .values()
+            .map(|i| {
+                json!({
+                    "number": i.number, "state": i.state, "title": i.title, "body": i.body,
+                    "labels": i.labels, "comments": self.comment_bodies(i.number),
+                })
+            })
+            .collect()
+    }
+
+    fn comment_bodies(&self, number: u64) -> Vec<Value> {
+        self.comments
+            .get(&number)
+            .map(|c| c.iter().map(|(_, b)| json!({ "body": b })).collect())
+            .unwrap_or_default()
+    }
+
+    pub fn seed_pull(&mut self, head: &str, labels: &[&str]) -> u64 {
+        let number = self.next;
+        self.next += 1;
+        self.pulls.insert(
+            number,
+            Pull {
+                number,
+                state: "open",
+                merged: false,
+                title: format!("PR on {head}"),
+                body: String::new(),
+                head: head.into(),
+                base: "main".into(),
+                labels: labels.iter().map(|l| l.to_string()).collect(),
+                draft: false,
+            },
+        );
+        number
+    }
+
+    pub fn seed_issue(&mut self, labels: &[&str]) -> u64 {
+        let number = self.next;
+        self.next += 1;
+        self.issues.insert(
+            number,
+            Issue {
+                number,
+                state: "open",
+                title: "A human's issue".into(),
+                body: String::new(),
+                labels: labels.iter().map(|l| l.to_string()).collect(),
+            },
+        );
+        number
+    }
+}

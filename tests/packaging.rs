@@ -1,0 +1,68 @@
+//! The GitHub Action's metadata agrees with the binary: every input reaches Quartermaster as the
+//! `QM_*` variable of the same name, and the README documents each of them.
+
+use yaml_rust2::{Yaml, YamlLoader};
+
+fn load(path: &str) -> Yaml {
+    let text = std::fs::read_to_string(format!("{}/{path}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    YamlLoader::load_from_str(&text).unwrap().remove(0)
+}
+
+fn keys(y: &Yaml) -> Vec<String> {
+    y.as_hash()
+        .unwrap()
+        .keys()
+        .map(|k| k.as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn the_action_runs_the_prebuilt_image_with_run() {
+    let action = load("action.yml");
+    let runs = &action["runs"];
+    assert_eq!(runs["using"].as_str(), Some("docker"));
+    assert!(
+        runs["image"]
+            .as_str()
+            .unwrap()
+            .starts_with("docker://ghcr.io/")
+    );
+    assert_eq!(runs["args"][0].as_str(), Some("run"));
+}
+
+#[test]
+fn every_input_is_described_and_mapped_to_its_variable() {
+    let action = load("action.yml");
+    let env = &action["runs"]["env"];
+    for input in keys(&action["inputs"]) {
+        let spec = &action["inputs"][input.as_str()];
+        assert!(
+            spec["description"].as_str().is_some_and(|d| d.len() > 10),
+            "{input} lacks a description"
+        );
+        let variable = format!("QM_{}", input.to_uppercase().replace('-', "_"));
+        assert_eq!(
+            env[variable.as_str()].as_str(),
+            Some(format!("${{{{ inputs.{input} }}}}").as_str()),
+            "{input} is not passed as {variable}"
+        );
+    }
+    assert_eq!(
+        action["inputs"]["token"]["default"].as_str(),
+        Some("${{ github.token }}")
+    );
+    assert_eq!(action["inputs"]["plan"]["required"].as_bool(), Some(true));
+}
+
+#[test]
+fn the_readme_documents_every_variable_the_action_sets() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let action = load("action.yml");
+    for variable in keys(&action["runs"]["env"]) {
+        assert!(
+            readme.contains(&format!("`{variable}`")),
+            "README lacks {variable}"
+        );
+    }
+}
