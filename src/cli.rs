@@ -5,6 +5,7 @@ use crate::engine::{Engine, Settings};
 use crate::finding::Finding;
 use crate::forge::Forge;
 use crate::forge::github::{GithubForge, GithubSettings};
+use crate::forge::gitlab::{GitlabForge, GitlabSettings};
 use crate::forge::http::Policy;
 use crate::forge::local::LocalForge;
 use crate::git::{CredentialGuard, RemoteSpec};
@@ -404,7 +405,7 @@ fn execute(
         .map_err(|e| invalid(format!("async runtime: {e}")))?;
     // The HTTP clients spawn their connection tasks when they are built.
     let _context = runtime.enter();
-    let forge = open_forge(config)?;
+    let forge = runtime.block_on(open_forge(config))?;
     let guard = CredentialGuard::neutralise(&config.checkout).map_err(|e| {
         invalid(format!(
             "cannot hide the credentials persisted in the checkout: {e}"
@@ -450,7 +451,7 @@ fn secret_forms(config: &RunConfig) -> Vec<String> {
     ]
 }
 
-fn open_forge(config: &RunConfig) -> Result<Box<dyn Forge>, ConfigError> {
+async fn open_forge(config: &RunConfig) -> Result<Box<dyn Forge>, ConfigError> {
     let invalid = |m: String| ConfigError::Invalid(m);
     match config.forge {
         ForgeKind::Local => {
@@ -520,10 +521,58 @@ fn open_forge(config: &RunConfig) -> Result<Box<dyn Forge>, ConfigError> {
             .map_err(|e| invalid(e.to_string()))?;
             Ok(Box::new(forge))
         }
-        ForgeKind::Gitlab => Err(invalid(format!(
-            "the {} forge is not built into this binary",
-            config.forge.name()
-        ))),
+        ForgeKind::Gitlab => {
+            let ci = &config.ci;
+            let set = |v: &Option<String>| v.clone().filter(|v| !v.is_empty());
+            const TOKEN_ADVICE: &str = "create a project (or group) access token with the `api` and `write_repository` scopes and at least the Developer role, store it as a masked CI/CD variable (for example QUARTERMASTER_TOKEN), and name that variable in the component's `token-variable` input";
+            let job_token = set(&ci.ci_job_token);
+            let token = match &config.token {
+                None if job_token.is_some() => {
+                    return Err(invalid(format!(
+                        "only the CI job token is available, and it cannot create merge requests: {TOKEN_ADVICE}"
+                    )));
+                }
+                None => {
+                    return Err(invalid(format!(
+                        "no token: set QM_TOKEN or GITLAB_TOKEN; {TOKEN_ADVICE}"
+                    )));
+                }
+                Some(token) => {
+                    let value = token.expose_secret();
+                    if value.starts_with("glcbt-") || job_token.as_deref() == Some(value) {
+                        return Err(invalid(format!(
+                            "the token is the CI job token, which cannot create merge requests: {TOKEN_ADVICE}"
+                        )));
+                    }
+                    token.clone()
+                }
+            };
+            let server_url = set(&ci.ci_server_url);
+            let api_url = set(&ci.ci_api_v4_url)
+                .or_else(|| server_url.as_ref().map(|s| format!("{}/api/v4", s.trim_end_matches('/'))))
+                .ok_or_else(|| invalid("CI_API_V4_URL and CI_SERVER_URL are not set: the gitlab forge needs them, as GitLab CI sets them".into()))?;
+            let server_url = server_url
+                .or_else(|| api_url.strip_suffix("/api/v4").map(String::from))
+                .unwrap_or_else(|| api_url.clone());
+            let project_path = set(&ci.ci_project_path).ok_or_else(|| {
+                invalid("CI_PROJECT_PATH is not set: the gitlab forge needs it (group/project), as GitLab CI sets it".into())
+            })?;
+            let forge = GitlabForge::connect(GitlabSettings {
+                api_url,
+                server_url,
+                project: set(&ci.ci_project_id).unwrap_or_else(|| project_path.clone()),
+                project_path,
+                token,
+                policy: Policy {
+                    write_interval: config.forge_write_interval,
+                    max_wait: config.forge_max_wait,
+                    ..Policy::default()
+                },
+            })
+            .await
+            .map_err(|e| invalid(e.to_string()))?;
+            Ok(Box::new(forge))
+        }
     }
 }
 

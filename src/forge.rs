@@ -6,6 +6,7 @@
 //! only says where the repository is and how to authenticate.
 
 pub mod github;
+pub mod gitlab;
 pub mod http;
 pub mod local;
 

@@ -66,3 +66,88 @@ fn the_readme_documents_every_variable_the_action_sets() {
         );
     }
 }
+
+fn component() -> Vec<Yaml> {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/templates/quartermaster.yml"
+    ))
+    .unwrap();
+    YamlLoader::load_from_str(&text).unwrap()
+}
+
+#[test]
+fn the_component_is_a_spec_header_and_one_job() {
+    let docs = component();
+    assert_eq!(docs.len(), 2, "a `spec:` header document, then the job");
+    assert_eq!(keys(&docs[0]), vec!["spec"]);
+    let inputs = &docs[0]["spec"]["inputs"];
+    for name in keys(inputs) {
+        let input = &inputs[name.as_str()];
+        assert!(
+            input["description"].as_str().is_some_and(|d| d.len() > 10),
+            "{name} lacks a description"
+        );
+        if let Some(kind) = input["type"].as_str() {
+            assert!(
+                ["string", "boolean", "number", "array"].contains(&kind),
+                "{name}: {kind}"
+            );
+        }
+    }
+    assert!(inputs["plan"]["default"].is_badvalue(), "plan is required");
+    assert_eq!(
+        keys(&docs[1]),
+        vec!["$[[ inputs.job-name ]]"],
+        "one job, no global keywords"
+    );
+}
+
+#[test]
+fn inputs_reach_the_binary_through_variables_only() {
+    let docs = component();
+    let job = &docs[1]["$[[ inputs.job-name ]]"];
+    let script: Vec<&str> = job["script"]
+        .as_vec()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap())
+        .collect();
+    assert_eq!(script, vec!["quartermaster run"]);
+    let variables = &job["variables"];
+    for name in keys(&docs[0]["spec"]["inputs"]) {
+        match name.as_str() {
+            "stage" | "job-name" | "image" => {}
+            "token-variable" => assert_eq!(
+                variables["QM_TOKEN"].as_str(),
+                Some("${$[[ inputs.token-variable ]]}"),
+                "the token comes from the named variable"
+            ),
+            other => {
+                let variable = format!("QM_{}", other.to_uppercase().replace('-', "_"));
+                assert_eq!(
+                    variables[variable.as_str()].as_str(),
+                    Some(format!("$[[ inputs.{other} ]]").as_str()),
+                    "{other} is not passed as {variable}"
+                );
+            }
+        }
+    }
+    assert_eq!(variables["QM_FORGE"].as_str(), Some("gitlab"));
+    let artifacts = &job["artifacts"];
+    assert_eq!(artifacts["when"].as_str(), Some("always"));
+    assert!(artifacts["expose_as"].as_str().is_some());
+    let paths: Vec<&str> = artifacts["paths"]
+        .as_vec()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        paths,
+        vec![
+            variables["QM_REPORT"].as_str().unwrap(),
+            variables["QM_SUMMARY"].as_str().unwrap()
+        ]
+    );
+}

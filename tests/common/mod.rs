@@ -7,6 +7,7 @@
 
 pub mod git_http;
 pub mod github;
+pub mod gitlab;
 
 use assert_cmd::Command;
 use quartermaster::forge::Forge;
@@ -20,6 +21,7 @@ use std::path::{Path, PathBuf};
 pub enum Backend {
     Local,
     Github,
+    Gitlab,
 }
 
 /// The token the fakes accept.
@@ -30,6 +32,7 @@ pub struct Harness {
     pub runtime: tokio::runtime::Runtime,
     pub git: git_http::GitHttp,
     pub github: Option<github::FakeGithub>,
+    pub gitlab: Option<gitlab::FakeGitlab>,
 }
 
 pub struct Fixture {
@@ -85,6 +88,7 @@ impl Fixture {
             Backend::Github => base
                 .join(github::OWNER)
                 .join(format!("{}.git", github::REPO)),
+            Backend::Gitlab => base.join(format!("{}.git", gitlab::PROJECT_PATH)),
         };
         let mut f = Self {
             backend,
@@ -182,21 +186,54 @@ impl Fixture {
                 f.remote.display()
             ),
         );
-        if backend == Backend::Github {
+        if backend != Backend::Local {
             let runtime = tokio::runtime::Builder::new_multi_thread()
                 .worker_threads(2)
                 .enable_all()
                 .build()
                 .unwrap();
-            let git = git_http::GitHttp::start(&base, "x-access-token", token);
-            let fake = runtime.block_on(github::FakeGithub::start(token, f.remote.clone()));
+            let user = if backend == Backend::Github {
+                "x-access-token"
+            } else {
+                "oauth2"
+            };
+            let git = git_http::GitHttp::start(&base, user, token);
+            let (github, gitlab) = match backend {
+                Backend::Github => (
+                    Some(runtime.block_on(github::FakeGithub::start(token, f.remote.clone()))),
+                    None,
+                ),
+                _ => (
+                    None,
+                    Some(runtime.block_on(gitlab::FakeGitlab::start(token, f.remote.clone()))),
+                ),
+            };
             f.harness = Some(Harness {
                 runtime,
                 git,
-                github: Some(fake),
+                github,
+                gitlab,
             });
         }
         f
+    }
+
+    pub fn gitlab(&self) -> &gitlab::FakeGitlab {
+        self.harness
+            .as_ref()
+            .and_then(|h| h.gitlab.as_ref())
+            .expect("a GitLab fixture")
+    }
+
+    /// Requests the GitLab fake received.
+    pub fn gitlab_requests(&self) -> Vec<gitlab::Seen> {
+        let h = self.harness.as_ref().unwrap();
+        h.runtime.block_on(self.gitlab().requests())
+    }
+
+    pub fn forget_gitlab_requests(&self) {
+        let h = self.harness.as_ref().unwrap();
+        h.runtime.block_on(self.gitlab().forget_requests());
     }
 
     pub fn github(&self) -> &github::FakeGithub {
@@ -220,7 +257,7 @@ impl Fixture {
     /// The identity Quartermaster commits as by default on this forge.
     pub fn bot(&self) -> &'static str {
         match self.backend {
-            Backend::Local => "Quartermaster <quartermaster@noreply.invalid>",
+            Backend::Local | Backend::Gitlab => "Quartermaster <quartermaster@noreply.invalid>",
             Backend::Github => {
                 "github-actions[bot] <41898282+github-actions[bot]@users.noreply.github.com>"
             }
@@ -246,6 +283,7 @@ impl Fixture {
                 .number
             }
             Backend::Github => self.github().state.lock().unwrap().seed_pull(head, labels),
+            Backend::Gitlab => self.gitlab().state.lock().unwrap().seed_pull(head, labels),
         }
     }
 
@@ -263,6 +301,7 @@ impl Fixture {
                 .number
             }
             Backend::Github => self.github().state.lock().unwrap().seed_issue(labels),
+            Backend::Gitlab => self.gitlab().state.lock().unwrap().seed_issue(labels),
         }
     }
 
@@ -393,6 +432,19 @@ impl Fixture {
                     .env("QM_TOKEN", &self.token)
                     .env("QM_FORGE_WRITE_INTERVAL", "0");
             }
+            Backend::Gitlab => {
+                let h = self.harness.as_ref().unwrap();
+                cmd.env("GITLAB_CI", "true")
+                    .env("CI_API_V4_URL", format!("{}/api/v4", self.gitlab().uri()))
+                    .env("CI_SERVER_URL", &h.git.url)
+                    .env("CI_PROJECT_ID", gitlab::PROJECT_ID.to_string())
+                    .env("CI_PROJECT_PATH", gitlab::PROJECT_PATH)
+                    .env("CI_PROJECT_DIR", &self.checkout)
+                    // What GitLab Runner always sets, and what must never be used.
+                    .env("CI_JOB_TOKEN", "glcbt-64_fixture-job-token")
+                    .env("QM_TOKEN", &self.token)
+                    .env("QM_FORGE_WRITE_INTERVAL", "0");
+            }
         }
         for (k, v) in env {
             cmd.env(k, v);
@@ -429,13 +481,24 @@ impl Fixture {
     }
 
     fn records(&self, kind: &str) -> Vec<Value> {
-        if self.backend == Backend::Github {
-            let state = self.github().state.lock().unwrap();
-            return if kind == "pulls" {
-                state.pulls()
-            } else {
-                state.issues()
-            };
+        match self.backend {
+            Backend::Github => {
+                let state = self.github().state.lock().unwrap();
+                return if kind == "pulls" {
+                    state.pulls()
+                } else {
+                    state.issues()
+                };
+            }
+            Backend::Gitlab => {
+                let state = self.gitlab().state.lock().unwrap();
+                return if kind == "pulls" {
+                    state.pulls()
+                } else {
+                    state.issues()
+                };
+            }
+            Backend::Local => {}
         }
         let mut out: Vec<(u64, Value)> = std::fs::read_dir(self.forge.join(kind))
             .map(|entries| {

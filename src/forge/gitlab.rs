@@ -1,0 +1,605 @@
+//! GitLab through the `gitlab` crate.
+//!
+//! The crate's endpoint builders make each request (path, query and body encoding, project paths
+//! escaped), and its async client sends it with the `PRIVATE-TOKEN` header. Requests go through
+//! `rest_async`, which returns the whole response, so that the shared policy sees status and
+//! headers (`Retry-After`, `RateLimit-Reset`) and decides about retries: the crate's own retry
+//! helper only exists for blocking clients. Branches are pushed with git to the project's HTTP
+//! URL as `oauth2`.
+
+use super::http::{Policy, RawResponse, Resilience, recover_create, short_message};
+use super::{
+    Comment, Forge, ForgeError, Issue, NewIssue, NewPullRequest, PullRequest, PullRequestEdit,
+    Result, State, Target,
+};
+use crate::git::RemoteSpec;
+use async_trait::async_trait;
+use gitlab::api::{self, AsyncClient, Endpoint, RestClient};
+use secrecy::{ExposeSecret, SecretString};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use std::time::Duration;
+
+/// Pages read at most when listing (100 items each).
+const MAX_PAGES: u32 = 10;
+/// GitLab has no draft flag on create: a title prefix makes a draft.
+const DRAFT: &str = "Draft: ";
+
+pub struct GitlabSettings {
+    /// `CI_API_V4_URL`, e.g. `https://gitlab.example.com/api/v4`.
+    pub api_url: String,
+    /// `CI_SERVER_URL`; branches go to `<server_url>/<project_path>.git`.
+    pub server_url: String,
+    /// `CI_PROJECT_ID` (or the path), for API calls.
+    pub project: String,
+    /// `CI_PROJECT_PATH`, `group/project`.
+    pub project_path: String,
+    pub token: SecretString,
+    pub policy: Policy,
+}
+
+pub struct GitlabForge {
+    client: gitlab::AsyncGitlab,
+    project: String,
+    remote: RemoteSpec,
+    http: Resilience,
+}
+
+#[derive(Deserialize)]
+struct Mr {
+    iid: u64,
+    title: String,
+    #[serde(default)]
+    description: Option<String>,
+    state: String,
+    source_branch: String,
+    target_branch: String,
+    #[serde(default)]
+    labels: Vec<String>,
+    web_url: String,
+    #[serde(default)]
+    draft: bool,
+}
+
+#[derive(Deserialize)]
+struct GlIssue {
+    iid: u64,
+    title: String,
+    #[serde(default)]
+    description: Option<String>,
+    state: String,
+    #[serde(default)]
+    labels: Vec<String>,
+    web_url: String,
+}
+
+#[derive(Deserialize)]
+struct Note {
+    id: u64,
+    body: String,
+    #[serde(default)]
+    system: bool,
+}
+
+#[derive(Deserialize)]
+struct MrCommit {
+    author_email: String,
+    committer_email: String,
+}
+
+fn build_error(what: &str, e: impl std::fmt::Display) -> ForgeError {
+    ForgeError::Local(format!("{what}: {e}"))
+}
+
+impl GitlabForge {
+    /// Connects (the client checks the token with `GET /user`).
+    pub async fn connect(settings: GitlabSettings) -> Result<Self> {
+        let url = settings.api_url.trim_end_matches('/');
+        let (scheme, rest) = url
+            .split_once("://")
+            .ok_or_else(|| ForgeError::Local(format!("CI_API_V4_URL `{url}` is not a URL")))?;
+        let host = rest.strip_suffix("/api/v4").unwrap_or(rest);
+        let mut builder = gitlab::GitlabBuilder::new(host, settings.token.expose_secret());
+        if scheme == "http" {
+            builder.insecure();
+        }
+        let client = builder.build_async().await.map_err(|e| {
+            let text = e.to_string();
+            if text.contains("401") || text.to_ascii_lowercase().contains("unauthorized") {
+                ForgeError::Unauthorized(format!(
+                    "GitLab at {scheme}://{host} refused the token ({text}): it is invalid, expired or revoked"
+                ))
+            } else {
+                ForgeError::Transport(format!("connecting to GitLab at {scheme}://{host}: {text}"))
+            }
+        })?;
+        let forge = Self {
+            client,
+            project: settings.project,
+            remote: RemoteSpec {
+                url: format!(
+                    "{}/{}.git",
+                    settings.server_url.trim_end_matches('/'),
+                    settings.project_path
+                ),
+                username: Some("oauth2".into()),
+                token: Some(settings.token),
+            },
+            http: Resilience::new(settings.policy),
+        };
+        // Fail before any work when the project is missing or invisible to the token.
+        let project = api::projects::Project::builder()
+            .project(forge.project.as_str())
+            .build()
+            .map_err(|e| build_error("reading the project", e))?;
+        forge.send(&project, None, "reading the project").await?;
+        Ok(forge)
+    }
+
+    /// Sends one endpoint through the retry and pacing policy; `page` adds pagination.
+    async fn send<E: Endpoint + Sync>(
+        &self,
+        endpoint: &E,
+        page: Option<u32>,
+        what: &str,
+    ) -> Result<RawResponse> {
+        let mut url = self
+            .client
+            .rest_endpoint(&endpoint.endpoint())
+            .map_err(|e| build_error(what, e))?;
+        endpoint.parameters().add_to_url(&mut url);
+        if let Some(page) = page {
+            url.query_pairs_mut()
+                .append_pair("per_page", "100")
+                .append_pair("page", &page.to_string());
+        }
+        let body = endpoint.body().map_err(|e| build_error(what, e))?;
+        let method = endpoint.method();
+        let write = method != http::Method::GET;
+        let repeatable = method != http::Method::POST;
+        let response = self
+            .http
+            .send(write, repeatable, || async {
+                let mut request = http::Request::builder()
+                    .method(method.clone())
+                    .uri(url.as_str());
+                let data = match &body {
+                    Some((mime, data)) => {
+                        request = request.header(http::header::CONTENT_TYPE, *mime);
+                        data.clone()
+                    }
+                    None => Vec::new(),
+                };
+                let r = self
+                    .client
+                    .rest_async(request, data)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                Ok(RawResponse {
+                    status: r.status().as_u16(),
+                    headers: r.headers().clone(),
+                    body: String::from_utf8_lossy(r.body()).into_owned(),
+                })
+            })
+            .await?;
+        if response.ok() {
+            Ok(response)
+        } else {
+            Err(self.error(what, &response))
+        }
+    }
+
+    async fn fetch<T: DeserializeOwned, E: Endpoint + Sync>(
+        &self,
+        endpoint: &E,
+        what: &str,
+    ) -> Result<T> {
+        let r = self.send(endpoint, None, what).await?;
+        parse(&r.body, what)
+    }
+
+    async fn fetch_optional<T: DeserializeOwned, E: Endpoint + Sync>(
+        &self,
+        endpoint: &E,
+        what: &str,
+    ) -> Result<Option<T>> {
+        match self.send(endpoint, None, what).await {
+            Ok(r) => parse(&r.body, what).map(Some),
+            Err(ForgeError::NotFound(_)) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Every page of a list, following `X-Next-Page`.
+    async fn list<T: DeserializeOwned, E: Endpoint + Sync>(
+        &self,
+        endpoint: &E,
+        what: &str,
+    ) -> Result<Vec<T>> {
+        let mut items = Vec::new();
+        let mut page = 1;
+        while page <= MAX_PAGES {
+            let r = self.send(endpoint, Some(page), what).await?;
+            items.extend(parse::<Vec<T>>(&r.body, what)?);
+            match r
+                .headers
+                .get("x-next-page")
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.trim().parse::<u32>().ok())
+            {
+                Some(next) if next > page => page = next,
+                _ => break,
+            }
+        }
+        Ok(items)
+    }
+
+    fn error(&self, what: &str, r: &RawResponse) -> ForgeError {
+        let message = short_message(&r.body);
+        match r.status {
+            401 => ForgeError::Unauthorized(format!(
+                "GitLab answered 401 ({message}) while {what}: the token is invalid, expired or revoked"
+            )),
+            403 => ForgeError::Forbidden(format!(
+                "{what}: GitLab answered 403 ({message}): the token needs the `api` scope and at least the Developer role on project {}",
+                self.project
+            )),
+            404 => ForgeError::NotFound(format!(
+                "GitLab answered 404 while {what}: project {} does not exist or the token cannot see it",
+                self.project
+            )),
+            status => ForgeError::Api {
+                status,
+                message: format!("{what}: {message}"),
+            },
+        }
+    }
+
+    fn pull_request_of(mr: Mr) -> PullRequest {
+        let draft = mr.draft || mr.title.starts_with(DRAFT);
+        PullRequest {
+            number: mr.iid,
+            url: mr.web_url,
+            state: match mr.state.as_str() {
+                "opened" | "locked" => State::Open,
+                "merged" => State::Merged,
+                _ => State::Closed,
+            },
+            head: mr.source_branch,
+            base: mr.target_branch,
+            title: mr
+                .title
+                .strip_prefix(DRAFT)
+                .unwrap_or(&mr.title)
+                .to_string(),
+            body: mr.description.unwrap_or_default(),
+            labels: mr.labels,
+            draft,
+        }
+    }
+
+    fn issue_of(issue: GlIssue) -> Issue {
+        Issue {
+            number: issue.iid,
+            url: issue.web_url,
+            state: if issue.state == "opened" {
+                State::Open
+            } else {
+                State::Closed
+            },
+            title: issue.title,
+            body: issue.description.unwrap_or_default(),
+            labels: issue.labels,
+        }
+    }
+
+    async fn find_open_pull_request(&self, branch: &str) -> Result<Option<PullRequest>> {
+        Ok(self
+            .find_pull_request(branch)
+            .await?
+            .filter(|p| p.state == State::Open))
+    }
+
+    async fn notes(&self, target: Target) -> Result<Vec<Note>> {
+        let project = self.project.as_str();
+        let notes: Vec<Note> = match target {
+            Target::PullRequest(iid) => {
+                let e = api::projects::merge_requests::notes::MergeRequestNotes::builder()
+                    .project(project)
+                    .merge_request(iid)
+                    .build()
+                    .map_err(|e| build_error("reading notes", e))?;
+                self.list(&e, "reading notes").await?
+            }
+            Target::Issue(iid) => {
+                let e = api::projects::issues::notes::IssueNotes::builder()
+                    .project(project)
+                    .issue(iid)
+                    .build()
+                    .map_err(|e| build_error("reading notes", e))?;
+                self.list(&e, "reading notes").await?
+            }
+        };
+        Ok(notes.into_iter().filter(|n| !n.system).collect())
+    }
+
+    fn comment_of(&self, target: Target, note: Note) -> Comment {
+        let (kind, iid) = match target {
+            Target::PullRequest(n) => ("merge_requests", n),
+            Target::Issue(n) => ("issues", n),
+        };
+        let base = self.remote.url.trim_end_matches(".git");
+        Comment {
+            id: note.id,
+            body: note.body,
+            url: format!("{base}/-/{kind}/{iid}#note_{}", note.id),
+        }
+    }
+}
+
+fn parse<T: DeserializeOwned>(body: &str, what: &str) -> Result<T> {
+    serde_json::from_str(body).map_err(|e| ForgeError::Api {
+        status: 200,
+        message: format!("{what}: unexpected answer from GitLab: {e}"),
+    })
+}
+
+#[async_trait]
+impl Forge for GitlabForge {
+    fn kind(&self) -> &'static str {
+        "gitlab"
+    }
+
+    fn remote(&self) -> &RemoteSpec {
+        &self.remote
+    }
+
+    fn requests(&self) -> u64 {
+        // The client's own token check (`GET /user`) when it connected, then ours.
+        self.http.requests() + 1
+    }
+
+    fn explain_push_rejection(&self, message: &str) -> Option<String> {
+        let lower = message.to_ascii_lowercase();
+        (lower.contains("protected branch") || lower.contains("not allowed to push")).then(|| {
+            format!(
+                "GitLab refused the push ({message}): the branch is protected or the token's role may not push; unprotect `quartermaster/*` or give the token the Developer role and `write_repository`"
+            )
+        })
+    }
+
+    async fn find_pull_request(&self, branch: &str) -> Result<Option<PullRequest>> {
+        let e = api::projects::merge_requests::MergeRequests::builder()
+            .project(self.project.as_str())
+            .source_branch(branch)
+            .build()
+            .map_err(|e| build_error("listing MRs", e))?;
+        let mrs: Vec<Mr> = self.fetch(&e, "looking for the branch's MR").await?;
+        let mut found: Vec<PullRequest> = mrs
+            .into_iter()
+            .map(Self::pull_request_of)
+            .filter(|p| p.head == branch)
+            .collect();
+        found.sort_by_key(|p| (p.state != State::Open, std::cmp::Reverse(p.number)));
+        Ok(found.into_iter().next())
+    }
+
+    async fn pull_request(&self, number: u64) -> Result<Option<PullRequest>> {
+        let e = api::projects::merge_requests::MergeRequest::builder()
+            .project(self.project.as_str())
+            .merge_request(number)
+            .build()
+            .map_err(|e| build_error("reading an MR", e))?;
+        Ok(self
+            .fetch_optional::<Mr, _>(&e, "reading an MR")
+            .await?
+            .map(Self::pull_request_of))
+    }
+
+    async fn create_pull_request(&self, new: &NewPullRequest) -> Result<PullRequest> {
+        let title = if new.draft {
+            format!("{DRAFT}{}", new.title)
+        } else {
+            new.title.clone()
+        };
+        let e = api::projects::merge_requests::CreateMergeRequest::builder()
+            .project(self.project.as_str())
+            .source_branch(new.head.as_str())
+            .target_branch(new.base.as_str())
+            .title(title.as_str())
+            .description(new.body.as_str())
+            .labels(new.labels.iter().map(String::as_str))
+            .remove_source_branch(true)
+            .build()
+            .map_err(|e| build_error("opening the MR", e))?;
+        recover_create(
+            3,
+            Duration::from_secs(1),
+            || async {
+                match self.fetch::<Mr, _>(&e, "opening the MR").await {
+                    Ok(mr) => Ok(Self::pull_request_of(mr)),
+                    // "Another open merge request already exists for this source branch."
+                    Err(ForgeError::Api { status: 409, .. }) => self
+                        .find_open_pull_request(&new.head)
+                        .await?
+                        .ok_or_else(|| ForgeError::Api {
+                            status: 409,
+                            message: format!(
+                                "opening the MR: GitLab reports an MR for {} that it does not list",
+                                new.head
+                            ),
+                        }),
+                    Err(other) => Err(other),
+                }
+            },
+            || self.find_open_pull_request(&new.head),
+        )
+        .await
+    }
+
+    async fn update_pull_request(
+        &self,
+        number: u64,
+        edit: &PullRequestEdit,
+    ) -> Result<PullRequest> {
+        let current = self
+            .pull_request(number)
+            .await?
+            .ok_or_else(|| ForgeError::NotFound(format!("MR !{number}")))?;
+        if edit.is_empty() {
+            return Ok(current);
+        }
+        let mut builder = api::projects::merge_requests::EditMergeRequest::builder();
+        builder.project(self.project.as_str()).merge_request(number);
+        let title = edit.title.as_ref().map(|t| {
+            if current.draft {
+                format!("{DRAFT}{t}")
+            } else {
+                t.clone()
+            }
+        });
+        if let Some(title) = &title {
+            builder.title(title.as_str());
+        }
+        if let Some(body) = &edit.body {
+            builder.description(body.as_str());
+        }
+        for label in &edit.add_labels {
+            builder.add_label(label.as_str());
+        }
+        let e = builder
+            .build()
+            .map_err(|e| build_error("updating the MR", e))?;
+        Ok(Self::pull_request_of(
+            self.fetch(&e, "updating the MR").await?,
+        ))
+    }
+
+    async fn close_pull_request(&self, number: u64) -> Result<PullRequest> {
+        let e = api::projects::merge_requests::EditMergeRequest::builder()
+            .project(self.project.as_str())
+            .merge_request(number)
+            .state_event(api::projects::merge_requests::MergeRequestStateEvent::Close)
+            .build()
+            .map_err(|e| build_error("closing the MR", e))?;
+        Ok(Self::pull_request_of(
+            self.fetch(&e, "closing the MR").await?,
+        ))
+    }
+
+    async fn commit_authors(&self, pr: &PullRequest) -> Result<Option<Vec<String>>> {
+        let e = api::projects::merge_requests::MergeRequestCommits::builder()
+            .project(self.project.as_str())
+            .merge_request(pr.number)
+            .build()
+            .map_err(|e| build_error("reading the MR's commits", e))?;
+        let commits: Vec<MrCommit> = self.list(&e, "reading the MR's commits").await?;
+        Ok(Some(
+            commits
+                .into_iter()
+                .flat_map(|c| [c.author_email, c.committer_email])
+                .collect(),
+        ))
+    }
+
+    async fn find_open_issue(&self, title: &str, label: &str) -> Result<Option<Issue>> {
+        let e = api::issues::ProjectIssues::builder()
+            .project(self.project.as_str())
+            .label(label)
+            .state(api::issues::IssueState::Opened)
+            .search(title)
+            .search_in(api::issues::IssueSearchScope::Title)
+            .build()
+            .map_err(|e| build_error("looking for the issue", e))?;
+        let issues: Vec<GlIssue> = self.list(&e, "looking for the issue").await?;
+        Ok(issues
+            .into_iter()
+            .filter(|i| i.title == title)
+            .map(Self::issue_of)
+            .next())
+    }
+
+    async fn issue(&self, number: u64) -> Result<Option<Issue>> {
+        let e = api::projects::issues::Issue::builder()
+            .project(self.project.as_str())
+            .issue(number)
+            .build()
+            .map_err(|e| build_error("reading an issue", e))?;
+        Ok(self
+            .fetch_optional::<GlIssue, _>(&e, "reading an issue")
+            .await?
+            .map(Self::issue_of))
+    }
+
+    async fn create_issue(&self, new: &NewIssue) -> Result<Issue> {
+        let e = api::projects::issues::CreateIssue::builder()
+            .project(self.project.as_str())
+            .title(new.title.as_str())
+            .description(new.body.as_str())
+            .labels(new.labels.iter().map(String::as_str))
+            .build()
+            .map_err(|e| build_error("opening the issue", e))?;
+        let label = new.labels.first().cloned().unwrap_or_default();
+        recover_create(
+            3,
+            Duration::from_secs(1),
+            || async { Ok(Self::issue_of(self.fetch(&e, "opening the issue").await?)) },
+            || self.find_open_issue(&new.title, &label),
+        )
+        .await
+    }
+
+    async fn update_issue_body(&self, number: u64, body: &str) -> Result<Issue> {
+        let e = api::projects::issues::EditIssue::builder()
+            .project(self.project.as_str())
+            .issue(number)
+            .description(body)
+            .build()
+            .map_err(|e| build_error("updating the issue", e))?;
+        Ok(Self::issue_of(self.fetch(&e, "updating the issue").await?))
+    }
+
+    async fn comments(&self, target: Target) -> Result<Vec<Comment>> {
+        Ok(self
+            .notes(target)
+            .await?
+            .into_iter()
+            .map(|n| self.comment_of(target, n))
+            .collect())
+    }
+
+    async fn create_comment(&self, target: Target, body: &str) -> Result<Comment> {
+        let project = self.project.as_str();
+        let create = || async {
+            let note: Note = match target {
+                Target::PullRequest(iid) => {
+                    let e = api::projects::merge_requests::notes::CreateMergeRequestNote::builder()
+                        .project(project)
+                        .merge_request(iid)
+                        .body(body)
+                        .build()
+                        .map_err(|e| build_error("commenting", e))?;
+                    self.fetch(&e, "commenting").await?
+                }
+                Target::Issue(iid) => {
+                    let e = api::projects::issues::notes::CreateIssueNote::builder()
+                        .project(project)
+                        .issue(iid)
+                        .body(body)
+                        .build()
+                        .map_err(|e| build_error("commenting", e))?;
+                    self.fetch(&e, "commenting").await?
+                }
+            };
+            Ok(self.comment_of(target, note))
+        };
+        recover_create(3, Duration::from_secs(1), create, || async {
+            Ok(self
+                .comments(target)
+                .await?
+                .into_iter()
+                .find(|c| c.body == body))
+        })
+        .await
+    }
+}

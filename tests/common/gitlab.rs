@@ -1,0 +1,551 @@
+//! A stateful fake of the GitLab REST API (v4) for tests: wiremock serving the example payloads of
+//! GitLab's own documentation (`tests/fixtures/gitlab-api-examples.json`) patched with its own
+//! numbers, branches, labels and bodies. MRs and issues are numbered separately, as on GitLab. MR
+//! commits come from the real git repository the branches are pushed to.
+
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
+
+pub const PROJECT_ID: u64 = 42;
+pub const PROJECT_PATH: &str = "group/project";
+
+#[derive(Debug, Clone)]
+pub struct Mr {
+    pub iid: u64,
+    pub state: &'static str,
+    pub title: String,
+    pub description: String,
+    pub source: String,
+    pub target: String,
+    pub labels: Vec<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Issue {
+    pub iid: u64,
+    pub state: &'static str,
+    pub title: String,
+    pub description: String,
+    pub labels: Vec<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Fault {
+    pub method: &'static str,
+    pub path_suffix: String,
+    pub status: u16,
+    pub headers: Vec<(&'static str, String)>,
+    pub body: Value,
+    pub times: usize,
+}
+
+pub struct State {
+    pub token: String,
+    pub mrs: BTreeMap<u64, Mr>,
+    pub issues: BTreeMap<u64, Issue>,
+    /// Notes by ("mr" | "issue", iid).
+    pub notes: BTreeMap<(&'static str, u64), Vec<(u64, String)>>,
+    next_note: u64,
+    pub faults: Vec<Fault>,
+    pub git_dir: PathBuf,
+    templates: Value,
+}
+
+pub struct FakeGitlab {
+    pub server: MockServer,
+    pub state: Arc<Mutex<State>>,
+}
+
+/// One request as the fake saw it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Seen {
+    pub method: String,
+    pub uri: String,
+    /// The form-encoded body, decoded.
+    pub form: BTreeMap<String, String>,
+    pub private_token: String,
+}
+
+impl FakeGitlab {
+    pub async fn start(token: &str, git_dir: PathBuf) -> Self {
+        let templates: Value = serde_json::from_slice(
+            &std::fs::read(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/fixtures/gitlab-api-examples.json"
+            ))
+            .unwrap(),
+        )
+        .unwrap();
+        let state = Arc::new(Mutex::new(State {
+            token: token.to_string(),
+            mrs: BTreeMap::new(),
+            issues: BTreeMap::new(),
+            notes: BTreeMap::new(),
+            next_note: 500,
+            faults: Vec::new(),
+            git_dir,
+            templates,
+        }));
+        let server = MockServer::start().await;
+        Mock::given(wiremock::matchers::any())
+            .respond_with(Handler(state.clone()))
+            .mount(&server)
+            .await;
+        Self { server, state }
+    }
+
+    pub fn uri(&self) -> String {
+        self.server.uri()
+    }
+
+    pub async fn requests(&self) -> Vec<Seen> {
+        self.server
+            .received_requests()
+            .await
+            .unwrap_or_default()
+            .into_iter()
+            .map(|r| Seen {
+                method: r.method.to_string(),
+                uri: match r.url.query() {
+                    Some(q) => format!("{}?{q}", r.url.path()),
+                    None => r.url.path().to_string(),
+                },
+                form: form_urlencoded::parse(&r.body).into_owned().collect(),
+                private_token: r
+                    .headers
+                    .get("private-token")
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or_default()
+                    .to_string(),
+            })
+            .collect()
+    }
+
+    pub async fn forget_requests(&self) {
+        self.server.reset().await;
+        Mock::given(wiremock::matchers::any())
+            .respond_with(Handler(self.state.clone()))
+            .mount(&self.server)
+            .await;
+    }
+
+    pub fn fault(&self, fault: Fault) {
+        self.state.lock().unwrap().faults.push(fault);
+    }
+}
+
+struct Handler(Arc<Mutex<State>>);
+
+fn error(status: u16, message: &str) -> ResponseTemplate {
+    ResponseTemplate::new(status).set_body_json(json!({ "message": message }))
+}
+
+impl Respond for Handler {
+    fn respond(&self, request: &Request) -> ResponseTemplate {
+        let mut st = self.0.lock().unwrap();
+        let token = request
+            .headers
+            .get("private-token")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default();
+        if token != st.token {
+            return error(401, "401 Unauthorized");
+        }
+        let method = request.method.as_str().to_string();
+        let path = request.url.path().to_string();
+        if let Some(i) = st
+            .faults
+            .iter()
+            .position(|f| f.method == method && path.ends_with(&f.path_suffix) && f.times > 0)
+        {
+            let f = &mut st.faults[i];
+            f.times -= 1;
+            let mut t = ResponseTemplate::new(f.status).set_body_json(f.body.clone());
+            for (k, v) in &f.headers {
+                t = t.insert_header(*k, v.as_str());
+            }
+            return t;
+        }
+        let query: BTreeMap<String, String> = request.url.query_pairs().into_owned().collect();
+        let form: BTreeMap<String, String> =
+            form_urlencoded::parse(&request.body).into_owned().collect();
+        st.route(&method, &path, &query, &form)
+    }
+}
+
+fn list(text: Option<&String>) -> Vec<String> {
+    text.map(|t| {
+        t.split(',')
+            .filter(|l| !l.is_empty())
+            .map(String::from)
+            .collect()
+    })
+    .unwrap_or_default()
+}
+
+impl State {
+    fn mr_json(&self, m: &Mr, list_item: bool) -> Value {
+        let mut v = self.templates[if list_item {
+            "merge_request_list_item"
+        } else {
+            "merge_request"
+        }]
+        .clone();
+        v["iid"] = json!(m.iid);
+        v["id"] = json!(1000 + m.iid);
+        v["project_id"] = json!(PROJECT_ID);
+        v["title"] = json!(m.title);
+        v["description"] = json!(m.description);
+        v["state"] = json!(m.state);
+        v["source_branch"] = json!(m.source);
+        v["target_branch"] = json!(m.target);
+        v["labels"] = json!(m.labels);
+        v["draft"] = json!(m.title.starts_with("Draft: "));
+        v["work_in_progress"] = v["draft"].clone();
+        v["web_url"] = json!(format!(
+            "https://gitlab.example.com/{PROJECT_PATH}/-/merge_requests/{}",
+            m.iid
+        ));
+        v
+    }
+
+    fn issue_json(&self, i: &Issue, list_item: bool) -> Value {
+        let mut v = self.templates[if list_item {
+            "issue_list_item"
+        } else {
+            "issue"
+        }]
+        .clone();
+        v["iid"] = json!(i.iid);
+        v["id"] = json!(2000 + i.iid);
+        v["project_id"] = json!(PROJECT_ID);
+        v["title"] = json!(i.title);
+        v["description"] = json!(i.description);
+        v["state"] = json!(i.state);
+        v["labels"] = json!(i.labels);
+        v["web_url"] = json!(format!(
+            "https://gitlab.example.com/{PROJECT_PATH}/-/issues/{}",
+            i.iid
+        ));
+        v
+    }
+
+    fn note_json(&self, kind: &'static str, iid: u64, id: u64, body: &str) -> Value {
+        let mut v = self.templates[if kind == "mr" {
+            "mr_note"
+        } else {
+            "issue_note"
+        }]
+        .clone();
+        v["id"] = json!(id);
+        v["body"] = json!(body);
+        v["system"] = json!(false);
+        v["noteable_iid"] = json!(iid);
+        v
+    }
+
+    fn commits_json(&self, m: &Mr) -> Value {
+        let out = std::process::Command::new("git")
+            .arg("--git-dir")
+            .arg(&self.git_dir)
+            .args([
+                "log",
+                "--format=%H%x00%an%x00%ae%x00%cn%x00%ce",
+                &format!("{}..{}", m.target, m.source),
+            ])
+            .output()
+            .unwrap();
+        let commits: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|line| {
+                let f: Vec<&str> = line.split('\0').collect();
+                let mut c = self.templates["mr_commit"].clone();
+                c["id"] = json!(f[0]);
+                c["short_id"] = json!(&f[0][..8]);
+                c["author_name"] = json!(f[1]);
+                c["author_email"] = json!(f[2]);
+                c["committer_name"] = json!(f[3]);
+                c["committer_email"] = json!(f[4]);
+                c
+            })
+            .collect();
+        json!(commits)
+    }
+
+    fn notes_page(
+        &self,
+        key: (&'static str, u64),
+        query: &BTreeMap<String, String>,
+    ) -> ResponseTemplate {
+        let all = self.notes.get(&key).cloned().unwrap_or_default();
+        let per_page: usize = query
+            .get("per_page")
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(20);
+        let page: usize = query.get("page").and_then(|p| p.parse().ok()).unwrap_or(1);
+        let slice: Vec<Value> = all
+            .iter()
+            .skip((page - 1) * per_page)
+            .take(per_page)
+            .map(|(id, b)| self.note_json(key.0, key.1, *id, b))
+            .collect();
+        let next = if page * per_page < all.len() {
+            (page + 1).to_string()
+        } else {
+            String::new()
+        };
+        ResponseTemplate::new(200)
+            .set_body_json(slice)
+            .insert_header("x-next-page", next.as_str())
+            .insert_header("x-page", page.to_string().as_str())
+    }
+
+    fn add_note(&mut self, key: (&'static str, u64), body: &str) -> ResponseTemplate {
+        let id = self.next_note;
+        self.next_note += 1;
+        self.notes
+            .entry(key)
+            .or_default()
+            .push((id, body.to_string()));
+        ResponseTemplate::new(201).set_body_json(self.note_json(key.0, key.1, id, body))
+    }
+
+    fn route(
+        &mut self,
+        method: &str,
+        path: &str,
+        query: &BTreeMap<String, String>,
+        form: &BTreeMap<String, String>,
+    ) -> ResponseTemplate {
+        if path == "/api/v4/user" && method == "GET" {
+            return ResponseTemplate::new(200)
+                .set_body_json(self.templates["current_user"].clone());
+        }
+        let encoded = PROJECT_PATH.replace('/', "%2F");
+        let rest = path
+            .strip_prefix(&format!("/api/v4/projects/{PROJECT_ID}"))
+            .or_else(|| path.strip_prefix(&format!("/api/v4/projects/{encoded}")));
+        let Some(rest) = rest else {
+            return error(404, "404 Project Not Found");
+        };
+        let parts: Vec<&str> = rest.split('/').filter(|p| !p.is_empty()).collect();
+        let iid = |i: usize| parts.get(i).and_then(|n| n.parse::<u64>().ok());
+        match (method, parts.as_slice()) {
+            ("GET", []) => {
+                let mut p = self.templates["project"].clone();
+                p["id"] = json!(PROJECT_ID);
+                p["path_with_namespace"] = json!(PROJECT_PATH);
+                p["default_branch"] = json!("main");
+                ResponseTemplate::new(200).set_body_json(p)
+            }
+            ("GET", ["merge_requests"]) => {
+                let state = query.get("state").map(String::as_str).unwrap_or("all");
+                let list: Vec<Value> = self
+                    .mrs
+                    .values()
+                    .rev()
+                    .filter(|m| query.get("source_branch").is_none_or(|b| *b == m.source))
+                    .filter(|m| state == "all" || m.state == state)
+                    .map(|m| self.mr_json(m, true))
+                    .collect();
+                ResponseTemplate::new(200).set_body_json(list)
+            }
+            ("POST", ["merge_requests"]) => {
+                let source = form.get("source_branch").cloned().unwrap_or_default();
+                if let Some(open) = self
+                    .mrs
+                    .values()
+                    .find(|m| m.source == source && m.state == "opened")
+                {
+                    return ResponseTemplate::new(409).set_body_json(json!({
+                        "message": [format!("Another open merge request already exists for this source branch: !{}", open.iid)]
+                    }));
+                }
+                let Some(title) = form.get("title") else {
+                    return error(400, "400 (Bad request) \"title\" not given");
+                };
+                let iid = self.mrs.keys().max().map_or(1, |m| m + 1);
+                let m = Mr {
+                    iid,
+                    state: "opened",
+                    title: title.clone(),
+                    description: form.get("description").cloned().unwrap_or_default(),
+                    source,
+                    target: form.get("target_branch").cloned().unwrap_or_default(),
+                    labels: list(form.get("labels")),
+                };
+                let v = self.mr_json(&m, false);
+                self.mrs.insert(iid, m);
+                ResponseTemplate::new(201).set_body_json(v)
+            }
+            ("GET", ["merge_requests", _]) => match iid(1).and_then(|n| self.mrs.get(&n)) {
+                Some(m) => ResponseTemplate::new(200).set_body_json(self.mr_json(m, false)),
+                None => error(404, "404 Not found"),
+            },
+            ("PUT", ["merge_requests", _]) => {
+                let Some(m) = iid(1).and_then(|n| self.mrs.get_mut(&n)) else {
+                    return error(404, "404 Not found");
+                };
+                if let Some(t) = form.get("title") {
+                    m.title = t.clone();
+                }
+                if let Some(d) = form.get("description") {
+                    m.description = d.clone();
+                }
+                for l in list(form.get("add_labels")) {
+                    if !m.labels.contains(&l) {
+                        m.labels.push(l);
+                    }
+                }
+                if form.get("state_event").map(String::as_str) == Some("close") {
+                    m.state = "closed";
+                }
+                let m = m.clone();
+                ResponseTemplate::new(200).set_body_json(self.mr_json(&m, false))
+            }
+            ("GET", ["merge_requests", _, "commits"]) => {
+                match iid(1).and_then(|n| self.mrs.get(&n)) {
+                    Some(m) => ResponseTemplate::new(200).set_body_json(self.commits_json(m)),
+                    None => error(404, "404 Not found"),
+                }
+            }
+            ("GET", ["merge_requests", _, "notes"]) => {
+                match iid(1).filter(|n| self.mrs.contains_key(n)) {
+                    Some(n) => self.notes_page(("mr", n), query),
+                    None => error(404, "404 Not found"),
+                }
+            }
+            ("POST", ["merge_requests", _, "notes"]) => match iid(1)
+                .filter(|n| self.mrs.contains_key(n))
+            {
+                Some(n) => self.add_note(("mr", n), &form.get("body").cloned().unwrap_or_default()),
+                None => error(404, "404 Not found"),
+            },
+            ("GET", ["issues"]) => {
+                let labels = list(query.get("labels"));
+                let state = query.get("state").map(String::as_str).unwrap_or("all");
+                let search = query.get("search").cloned().unwrap_or_default();
+                let list: Vec<Value> = self
+                    .issues
+                    .values()
+                    .filter(|i| state == "all" || i.state == state)
+                    .filter(|i| labels.iter().all(|l| i.labels.contains(l)))
+                    .filter(|i| i.title.to_lowercase().contains(&search.to_lowercase()))
+                    .map(|i| self.issue_json(i, true))
+                    .collect();
+                ResponseTemplate::new(200).set_body_json(list)
+            }
+            ("POST", ["issues"]) => {
+                let iid = self.issues.keys().max().map_or(1, |i| i + 1);
+                let i = Issue {
+                    iid,
+                    state: "opened",
+                    title: form.get("title").cloned().unwrap_or_default(),
+                    description: form.get("description").cloned().unwrap_or_default(),
+                    labels: list(form.get("labels")),
+                };
+                let v = self.issue_json(&i, false);
+                self.issues.insert(iid, i);
+                ResponseTemplate::new(201).set_body_json(v)
+            }
+            ("GET", ["issues", _]) => match iid(1).and_then(|n| self.issues.get(&n)) {
+                Some(i) => ResponseTemplate::new(200).set_body_json(self.issue_json(i, false)),
+                None => error(404, "404 Not found"),
+            },
+            ("PUT", ["issues", _]) => {
+                let Some(i) = iid(1).and_then(|n| self.issues.get_mut(&n)) else {
+                    return error(404, "404 Not found");
+                };
+                if let Some(d) = form.get("description") {
+                    i.description = d.clone();
+                }
+                let i = i.clone();
+                ResponseTemplate::new(200).set_body_json(self.issue_json(&i, false))
+            }
+            ("GET", ["issues", _, "notes"]) => match iid(1).filter(|n| self.issues.contains_key(n))
+            {
+                Some(n) => self.notes_page(("issue", n), query),
+                None => error(404, "404 Not found"),
+            },
+            ("POST", ["issues", _, "notes"]) => {
+                match iid(1).filter(|n| self.issues.contains_key(n)) {
+                    Some(n) => {
+                        self.add_note(("issue", n), &form.get("body").cloned().unwrap_or_default())
+                    }
+                    None => error(404, "404 Not found"),
+                }
+            }
+            _ => error(404, "404 Not found"),
+        }
+    }
+
+    /// MRs in the shape the behavioural tests compare across forges.
+    pub fn pulls(&self) -> Vec<Value> {
+        self.mrs
+            .values()
+            .map(|m| {
+                json!({
+                    "number": m.iid, "state": if m.state == "opened" { "open" } else { m.state },
+                    "title": m.title, "body": m.description, "labels": m.labels,
+                    "head": m.source, "base": m.target,
+                    "comments": self.bodies(("mr", m.iid)),
+                })
+            })
+            .collect()
+    }
+
+    pub fn issues(&self) -> Vec<Value> {
+        self.issues
+            .values()
+            .map(|i| {
+                json!({
+                    "number": i.iid, "state": if i.state == "opened" { "open" } else { i.state },
+                    "title": i.title, "body": i.description, "labels": i.labels,
+                    "comments": self.bodies(("issue", i.iid)),
+                })
+            })
+            .collect()
+    }
+
+    fn bodies(&self, key: (&'static str, u64)) -> Vec<Value> {
+        self.notes
+            .get(&key)
+            .map(|n| n.iter().map(|(_, b)| json!({ "body": b })).collect())
+            .unwrap_or_default()
+    }
+
+    pub fn seed_pull(&mut self, head: &str, labels: &[&str]) -> u64 {
+        let iid = self.mrs.keys().max().map_or(1, |m| m + 1);
+        self.mrs.insert(
+            iid,
+            Mr {
+                iid,
+                state: "opened",
+                title: format!("MR on {head}"),
+                description: String::new(),
+                source: head.into(),
+                target: "main".into(),
+                labels: labels.iter().map(|l| l.to_string()).collect(),
+            },
+        );
+        iid
+    }
+
+    pub fn seed_issue(&mut self, labels: &[&str]) -> u64 {
+        let iid = self.issues.keys().max().map_or(1, |i| i + 1);
+        self.issues.insert(
+            iid,
+            Issue {
+                iid,
+                state: "opened",
+                title: "A human's issue".into(),
+                description: String::new(),
+                labels: labels.iter().map(|l| l.to_string()).collect(),
+            },
+        );
+        iid
+    }
+}
