@@ -384,12 +384,7 @@ impl<'a> Engine<'a> {
         report: &mut ActionReport,
     ) -> Result<(Status, String), Stop> {
         report.branch = Some(a.branch.clone());
-        let pr = self
-            .forge
-            .pull_request(a.mr_id)
-            .await?
-            .ok_or_else(|| Stop::failed(format!("PR #{} does not exist", a.mr_id)))?;
-        self.check_owned(&pr)?;
+        let pr = self.owned_pull_request(a.mr_id).await?;
         if pr.head != a.branch {
             return Err(Stop::denied(format!(
                 "PR #{}'s branch is {}, not {}",
@@ -559,12 +554,7 @@ impl<'a> Engine<'a> {
         a: &CommentMr,
         report: &mut ActionReport,
     ) -> Result<(Status, String), Stop> {
-        let pr = self
-            .forge
-            .pull_request(a.mr_id)
-            .await?
-            .ok_or_else(|| Stop::failed(format!("PR #{} does not exist", a.mr_id)))?;
-        self.check_owned(&pr)?;
+        let pr = self.owned_pull_request(a.mr_id).await?;
         report.branch = Some(pr.head.clone());
         let target = Target::PullRequest(pr.number);
         let key = format!("{target:?}\n{}", a.body);
@@ -597,12 +587,7 @@ impl<'a> Engine<'a> {
         a: &CloseMr,
         report: &mut ActionReport,
     ) -> Result<(Status, String), Stop> {
-        let pr = self
-            .forge
-            .pull_request(a.mr_id)
-            .await?
-            .ok_or_else(|| Stop::failed(format!("PR #{} does not exist", a.mr_id)))?;
-        self.check_owned(&pr)?;
+        let pr = self.owned_pull_request(a.mr_id).await?;
         report.branch = Some(pr.head.clone());
         if pr.state != State::Open {
             report.pull_requests.push(PullRequestRef {
@@ -677,6 +662,17 @@ impl<'a> Engine<'a> {
         state.mirror.delete_branch(branch, tip)?;
         state.heads.remove(branch);
         Ok(true)
+    }
+
+    /// The PR numbered `number`, if it exists and is Quartermaster's.
+    async fn owned_pull_request(&self, number: u64) -> Result<PullRequest, Stop> {
+        let pr = self
+            .forge
+            .pull_request(number)
+            .await?
+            .ok_or_else(|| Stop::failed(format!("PR #{number} does not exist")))?;
+        self.check_owned(&pr)?;
+        Ok(pr)
     }
 
     /// Only PRs on `quartermaster/*` branches with the bot label are Quartermaster's.

@@ -138,6 +138,18 @@ impl ForgeError {
 
 pub type Result<T> = std::result::Result<T, ForgeError>;
 
+/// Of the PRs whose head is `branch`, the open one if any, else the most recent: what
+/// [`Forge::find_pull_request`] answers.
+pub fn choose_pull_request(
+    candidates: impl IntoIterator<Item = PullRequest>,
+    branch: &str,
+) -> Option<PullRequest> {
+    candidates
+        .into_iter()
+        .filter(|p| p.head == branch)
+        .min_by_key(|p| (p.state != State::Open, std::cmp::Reverse(p.number)))
+}
+
 /// The operations the engine needs from a forge.
 #[async_trait]
 pub trait Forge: Send + Sync {

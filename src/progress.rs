@@ -65,6 +65,9 @@ impl Progress {
 
     /// Lines that may hold untrusted text, shown so that they cannot act as workflow commands.
     pub fn quoted(&self, text: &str) {
+        if text.is_empty() {
+            return;
+        }
         match &self.github {
             Some(token) => {
                 self.line(&format!("::stop-commands::{token}"));

@@ -356,13 +356,10 @@ impl Forge for GithubForge {
             .call(Method::Get, &uri, None, "looking for the branch's PR")
             .await?;
         let pulls: Vec<octocrab::models::pulls::PullRequest> = parse(&r.body, "listing PRs")?;
-        let mut found: Vec<PullRequest> = pulls
-            .into_iter()
-            .map(|p| self.pull_request_of(p))
-            .filter(|p| p.head == branch)
-            .collect();
-        found.sort_by_key(|p| (p.state != State::Open, std::cmp::Reverse(p.number)));
-        Ok(found.into_iter().next())
+        Ok(super::choose_pull_request(
+            pulls.into_iter().map(|p| self.pull_request_of(p)),
+            branch,
+        ))
     }
 
     async fn pull_request(&self, number: u64) -> Result<Option<PullRequest>> {

@@ -375,13 +375,10 @@ impl Forge for GitlabForge {
             .build()
             .map_err(|e| build_error("listing MRs", e))?;
         let mrs: Vec<Mr> = self.fetch(&e, "looking for the branch's MR").await?;
-        let mut found: Vec<PullRequest> = mrs
-            .into_iter()
-            .map(Self::pull_request_of)
-            .filter(|p| p.head == branch)
-            .collect();
-        found.sort_by_key(|p| (p.state != State::Open, std::cmp::Reverse(p.number)));
-        Ok(found.into_iter().next())
+        Ok(super::choose_pull_request(
+            mrs.into_iter().map(Self::pull_request_of),
+            branch,
+        ))
     }
 
     async fn pull_request(&self, number: u64) -> Result<Option<PullRequest>> {

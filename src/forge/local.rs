@@ -270,17 +270,11 @@ impl Forge for LocalForge {
     }
 
     async fn find_pull_request(&self, branch: &str) -> Result<Option<PullRequest>> {
-        let mut on_branch: Vec<Item> = self
-            .all(Kind::PullRequest)?
-            .into_iter()
-            .filter(|i| i.head.as_deref() == Some(branch))
-            .collect();
-        // Newest first, open before closed.
-        on_branch.sort_by_key(|i| (i.state != State::Open, std::cmp::Reverse(i.number)));
-        Ok(on_branch
-            .into_iter()
-            .next()
-            .map(|i| self.pull_request_of(i)))
+        let pulls = self.all(Kind::PullRequest)?;
+        Ok(super::choose_pull_request(
+            pulls.into_iter().map(|i| self.pull_request_of(i)),
+            branch,
+        ))
     }
 
     async fn pull_request(&self, number: u64) -> Result<Option<PullRequest>> {
