@@ -16,8 +16,9 @@ use crate::forge::{
     Forge, ForgeError, NewIssue, NewPullRequest, PullRequest, PullRequestEdit, State, Target,
 };
 use crate::git::{GitError, Identity, Mirror, NewCommit, Workspace};
-use crate::markdown::{self, code};
-use crate::mission::{CommandMatch, Mission};
+use crate::manifest;
+use crate::markdown::{self, cell_code, code};
+use crate::mission::{CommandMatch, Mission, TestCommand};
 use crate::plan::{
     Action, CloseMr, CommentIssue, CommentMr, CreateIssue, CreateMr, FallbackStrategy, Plan, Skip,
     Update, UpdateMr,
@@ -819,7 +820,7 @@ impl<'a> Engine<'a> {
         base: git2::Oid,
         report: &mut ActionReport,
     ) -> Result<Built, Stop> {
-        let test_argv = self
+        let test = self
             .mission
             .check_test_command(test_command)
             .map_err(|r| Stop::failed(format!("test command is not allowed: {}", r.message)))?;
@@ -827,6 +828,40 @@ impl<'a> Engine<'a> {
         let progress = self.progress;
         let workspace = self.git()?.mirror.workspace(base)?;
         let dir = workspace.dir(working_dir)?;
+        for (_, matched) in &unit.commands {
+            if let Some(package) = &matched.package
+                && manifest::checks_declared(&matched.ecosystem)
+            {
+                match manifest::declares_dependency(&matched.ecosystem, &dir, package) {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        return Err(Stop::denied(format!(
+                            "`{package}` is not a dependency the project declares in {}: Quartermaster updates dependencies, it does not add new ones",
+                            working_dir.unwrap_or("the repository root")
+                        )));
+                    }
+                    Err(why) => {
+                        return Err(Stop::denied(format!(
+                            "cannot confirm that `{package}` is a declared dependency: {why}"
+                        )));
+                    }
+                }
+            }
+        }
+        if let Some(script) = project_script(&test) {
+            match manifest::declares_script(&dir, script) {
+                Ok(true) => {}
+                Ok(false) => {
+                    return Err(Stop::denied(format!(
+                        "`{test_command}`: package.json in {} has no script `{script}`; only the project's own scripts run",
+                        working_dir.unwrap_or("the repository root")
+                    )));
+                }
+                Err(why) => {
+                    return Err(Stop::denied(format!("`{test_command}`: {why}")));
+                }
+            }
+        }
         progress.step(&format!("{}: workspace at {}", unit.branch, short(base)));
         for (command, matched) in &unit.commands {
             let outcome = process::run(&Spec {
@@ -873,7 +908,7 @@ impl<'a> Engine<'a> {
             if commit.files.len() == 1 { "" } else { "s" }
         ));
         let outcome = process::run(&Spec {
-            argv: &test_argv,
+            argv: &test.argv,
             cwd: &dir,
             env: &settings.child_env,
             timeout: settings.command_timeout,
@@ -1023,9 +1058,9 @@ impl<'a> Engine<'a> {
         for u in updates {
             tail.push_str(&format!(
                 "| {} | {} → {} | {} |\n",
-                code(&u.package),
-                code(&u.from),
-                code(&u.to),
+                cell_code(&u.package),
+                cell_code(&u.from),
+                cell_code(&u.to),
                 u.update_type.as_str()
             ));
         }
@@ -1048,6 +1083,19 @@ impl<'a> Engine<'a> {
     }
 }
 
+/// The package.json script a JavaScript test command runs: `npm run <script>`, or the implied
+/// `test` of `npm test`, `yarn test`, `pnpm test`. (`bun test` is bun's own runner.)
+fn project_script(test: &TestCommand) -> Option<&str> {
+    let program = test.argv.first().map(String::as_str)?;
+    if !matches!(program, "npm" | "yarn" | "pnpm" | "bun") {
+        return None;
+    }
+    test.script.as_deref().or_else(|| {
+        let subcommand = test.argv.iter().skip(1).find(|w| !w.starts_with('-'));
+        (program != "bun" && subcommand.is_some_and(|w| w == "test")).then_some("test")
+    })
+}
+
 fn skip(a: &Skip) -> Stop {
     let kind = serde_json::to_value(a.reason_type)
         .ok()
@@ -1068,60 +1116,25 @@ fn describe(action: &Action) -> String {
     }
 }
 
-/// One unit per update; commands naming no package (`go mod tidy`) run in every one. Branches are
-/// `<branch>--<package-slug>`: a sibling of the batch branch, never nested under it (git cannot
-/// hold `a/b` beside `a/b/c`).
+/// One unit per update, on the branches [`crate::plan::split_branches`] names; commands naming no
+/// package (`go mod tidy`) run in every one.
 fn split_units<'p>(a: &'p CreateMr, commands: &[(&'p str, CommandMatch)]) -> Vec<Unit<'p>> {
-    let mut taken = BTreeSet::new();
+    let branches =
+        crate::plan::split_branches(&a.branch, a.updates.iter().map(|u| u.package.as_str()));
     a.updates
         .iter()
-        .map(|u| {
-            let mut branch = format!("{}--{}", a.branch, slug(&u.package));
-            let mut n = 2;
-            while !taken.insert(branch.clone()) {
-                branch = format!("{}--{}-{n}", a.branch, slug(&u.package));
-                n += 1;
-            }
-            Unit {
-                branch,
-                title: format!("{} ({} {})", a.title, u.package, u.to),
-                updates: vec![u],
-                commands: commands
-                    .iter()
-                    .filter(|(_, m)| m.package.as_ref().is_none_or(|p| *p == u.package))
-                    .cloned()
-                    .collect(),
-            }
+        .zip(branches)
+        .map(|(u, branch)| Unit {
+            branch,
+            title: format!("{} ({} {})", a.title, u.package, u.to),
+            updates: vec![u],
+            commands: commands
+                .iter()
+                .filter(|(_, m)| m.package.as_ref().is_none_or(|p| *p == u.package))
+                .cloned()
+                .collect(),
         })
         .collect()
-}
-
-/// A package name as a branch-name fragment: `github.com/gorilla/mux` → `github.com-gorilla-mux`.
-fn slug(package: &str) -> String {
-    let mut out = String::new();
-    for c in package.trim_start_matches('@').chars() {
-        let c = c.to_ascii_lowercase();
-        if c.is_ascii_alphanumeric() || c == '.' || c == '_' {
-            out.push(c);
-        } else if !out.ends_with('-') {
-            out.push('-');
-        }
-    }
-    while out.contains("..") {
-        out = out.replace("..", ".");
-    }
-    let out: String = out
-        .trim_matches(|c| c == '-' || c == '.')
-        .chars()
-        .take(50)
-        .collect();
-    let out = out.trim_end_matches(['-', '.']).to_string();
-    let out = out.strip_suffix(".lock").map(String::from).unwrap_or(out);
-    if out.is_empty() {
-        "package".to_string()
-    } else {
-        out
-    }
 }
 
 fn commit_message(unit: &Unit<'_>) -> String {
@@ -1263,26 +1276,6 @@ fn short(id: git2::Oid) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn slugs_are_branch_safe() {
-        assert_eq!(slug("github.com/gorilla/mux"), "github.com-gorilla-mux");
-        assert_eq!(slug("@types/node"), "types-node");
-        assert_eq!(slug("Zope.Interface"), "zope.interface");
-        assert_eq!(slug("a..b"), "a.b");
-        assert_eq!(slug("x.lock"), "x");
-        assert_eq!(slug("@@"), "package");
-        for p in [
-            "github.com/gorilla/mux",
-            "@types/node",
-            "a..b",
-            "x.lock",
-            "-x-",
-        ] {
-            let branch = format!("quartermaster/deps--{}", slug(p));
-            assert_eq!(crate::validate::ref_problem(&branch), None, "{branch}");
-        }
-    }
 
     #[test]
     fn bot_label_comes_first_once() {

@@ -40,7 +40,7 @@ pub enum GitError {
         found: String,
     },
     #[error(
-        "a command modified the workspace's git configuration; refusing to commit or push from it"
+        "a command modified the configuration of Quartermaster's own git repositories; refusing to commit or push from them"
     )]
     Tampered,
     #[error(
@@ -128,7 +128,15 @@ impl RemoteSpec {
     fn callbacks(&self) -> git2::RemoteCallbacks<'_> {
         let mut callbacks = git2::RemoteCallbacks::new();
         let tries = Cell::new(0u8);
-        callbacks.credentials(move |_url, _user, allowed| {
+        callbacks.credentials(move |url, _user, allowed| {
+            // The token goes to the configured remote and nowhere else: not to a host a redirect
+            // or a rewritten URL points at.
+            if !same_remote(url, &self.url) {
+                return Err(git2::Error::from_str(&format!(
+                    "refusing to send credentials to {}",
+                    display_url(url)
+                )));
+            }
             // libgit2 asks again after a refused token; asking forever would loop.
             tries.set(tries.get() + 1);
             match (&self.token, tries.get()) {
@@ -160,6 +168,43 @@ impl RemoteSpec {
             }
         }
     }
+}
+
+/// Whether two remote URLs name the same repository (ignoring user information, a trailing `/`
+/// or `.git`, and the case of scheme and host).
+fn same_remote(a: &str, b: &str) -> bool {
+    let normal = |url: &str| {
+        let shown = display_url(url);
+        let shown = shown.trim_end_matches('/');
+        let shown = shown.strip_suffix(".git").unwrap_or(shown);
+        match shown.split_once("://") {
+            Some((scheme, rest)) => {
+                let (host, path) = rest.split_once('/').unwrap_or((rest, ""));
+                format!(
+                    "{}://{}/{path}",
+                    scheme.to_ascii_lowercase(),
+                    host.to_ascii_lowercase()
+                )
+            }
+            None => shown.to_string(),
+        }
+    };
+    normal(a) == normal(b)
+}
+
+/// Opens `spec` as an anonymous remote of `repo`, refusing it if the repository's configuration
+/// rewrote its URL (`url.<x>.insteadOf`) or gave it a push URL: a command could have written that
+/// configuration to send the next push, and the token, elsewhere.
+fn open_remote<'r>(repo: &'r git2::Repository, spec: &RemoteSpec) -> Result<git2::Remote<'r>> {
+    let remote = repo
+        .remote_anonymous(&spec.url)
+        .map_err(git("opening the remote"))?;
+    let rewritten =
+        remote.url().ok() != Some(spec.url.as_str()) || remote.pushurl().ok().flatten().is_some();
+    if rewritten {
+        return Err(GitError::Tampered);
+    }
+    Ok(remote)
 }
 
 /// A URL with any user information (`user:token@`) removed, fit for logs and reports.
@@ -213,6 +258,9 @@ pub struct CommitInfo {
 pub struct Mirror {
     repo: git2::Repository,
     remote: RemoteSpec,
+    /// See [`fingerprint`]: checked before every connection, since commands run meanwhile;
+    /// taken again after Quartermaster's own fetches (a shallow fetch rewrites `shallow`).
+    fingerprint: std::cell::RefCell<Vec<u8>>,
     _dir: tempfile::TempDir,
 }
 
@@ -225,10 +273,19 @@ impl Mirror {
         let repo =
             git2::Repository::init_bare(dir.path()).map_err(git("creating the scratch mirror"))?;
         Ok(Self {
+            fingerprint: std::cell::RefCell::new(fingerprint(dir.path())),
             repo,
             remote,
             _dir: dir,
         })
+    }
+
+    fn check_untampered(&self) -> Result<()> {
+        if fingerprint(self.repo.path()) == *self.fingerprint.borrow() {
+            Ok(())
+        } else {
+            Err(GitError::Tampered)
+        }
     }
 
     pub fn remote(&self) -> &RemoteSpec {
@@ -237,10 +294,8 @@ impl Mirror {
 
     /// The remote's branches and their tips (`git ls-remote --heads`).
     pub fn list(&self) -> Result<BTreeMap<String, git2::Oid>> {
-        let mut remote = self
-            .repo
-            .remote_anonymous(&self.remote.url)
-            .map_err(git("opening the remote"))?;
+        self.check_untampered()?;
+        let mut remote = open_remote(&self.repo, &self.remote)?;
         let connection = remote
             .connect_auth(git2::Direction::Fetch, Some(self.remote.callbacks()), None)
             .map_err(|e| self.remote.classify("listing the remote's branches", e))?;
@@ -266,10 +321,8 @@ impl Mirror {
             .iter()
             .map(|b| format!("+refs/heads/{b}:refs/remotes/origin/{b}"))
             .collect();
-        let mut remote = self
-            .repo
-            .remote_anonymous(&self.remote.url)
-            .map_err(git("opening the remote"))?;
+        self.check_untampered()?;
+        let mut remote = open_remote(&self.repo, &self.remote)?;
         let mut options = git2::FetchOptions::new();
         options.remote_callbacks(self.remote.callbacks());
         if !self.remote.is_local() {
@@ -277,7 +330,9 @@ impl Mirror {
         }
         remote
             .fetch(&refspecs, Some(&mut options), None)
-            .map_err(|e| self.remote.classify("fetching from the remote", e))
+            .map_err(|e| self.remote.classify("fetching from the remote", e))?;
+        *self.fingerprint.borrow_mut() = fingerprint(self.repo.path());
+        Ok(())
     }
 
     /// The fetched tip of `branch`.
@@ -340,21 +395,31 @@ impl Mirror {
 
     /// Deletes `branch` on the remote if it still points at `expected`.
     pub fn delete_branch(&self, branch: &str, expected: git2::Oid) -> Result<()> {
-        check_lease(&self.repo, &self.remote, branch, Some(expected))?;
+        self.check_untampered()?;
         push(
             &self.repo,
             &self.remote,
             &format!(":refs/heads/{branch}"),
             branch,
+            Some(expected),
         )
     }
 }
 
-/// Pushes one refspec and surfaces per-ref rejections, which `Remote::push` itself does not report.
-fn push(repo: &git2::Repository, spec: &RemoteSpec, refspec: &str, branch: &str) -> Result<()> {
-    let mut remote = repo
-        .remote_anonymous(&spec.url)
-        .map_err(git("opening the remote"))?;
+/// Pushes one refspec to `refs/heads/<branch>` under a lease: the remote branch must still be at
+/// `expected` (`None`: absent). The lease is checked in the push negotiation, on the connection
+/// that pushes, and the server only applies the update if the branch is still where that
+/// negotiation saw it. Per-ref rejections, which `Remote::push` does not report, are surfaced.
+fn push(
+    repo: &git2::Repository,
+    spec: &RemoteSpec,
+    refspec: &str,
+    branch: &str,
+    expected: Option<git2::Oid>,
+) -> Result<()> {
+    let mut remote = open_remote(repo, spec)?;
+    let wanted = format!("refs/heads/{branch}");
+    let moved: std::cell::RefCell<Option<Option<git2::Oid>>> = std::cell::RefCell::new(None);
     let rejection = std::cell::RefCell::new(None);
     // Servers explain refusals in `remote:` lines (GitHub's GH006/GH013, workflow permissions).
     let remote_says = std::cell::RefCell::new(Vec::new());
@@ -362,6 +427,18 @@ fn push(repo: &git2::Repository, spec: &RemoteSpec, refspec: &str, branch: &str)
     callbacks.push_update_reference(|_name, status| {
         if let Some(message) = status {
             *rejection.borrow_mut() = Some(message.to_string());
+        }
+        Ok(())
+    });
+    callbacks.push_negotiation(|updates| {
+        for update in updates {
+            if update.dst_refname().ok() == Some(wanted.as_str()) {
+                let current = (!update.src().is_zero()).then(|| update.src());
+                if current != expected {
+                    *moved.borrow_mut() = Some(current);
+                    return Err(git2::Error::from_str("the branch moved"));
+                }
+            }
         }
         Ok(())
     });
@@ -376,6 +453,14 @@ fn push(repo: &git2::Repository, spec: &RemoteSpec, refspec: &str, branch: &str)
     options.remote_callbacks(callbacks);
     let pushed = remote.push(&[refspec], Some(&mut options));
     drop(options);
+    if let Some(found) = moved.into_inner() {
+        let show = |o: Option<git2::Oid>| o.map_or("nothing".to_string(), |o| o.to_string());
+        return Err(GitError::LeaseMismatch {
+            branch: branch.to_string(),
+            expected: show(expected),
+            found: show(found),
+        });
+    }
     let explained = |message: String| {
         let said = String::from_utf8_lossy(&remote_says.borrow())
             .trim()
@@ -402,38 +487,6 @@ fn push(repo: &git2::Repository, spec: &RemoteSpec, refspec: &str, branch: &str)
             message: explained(message),
         }),
         None => Ok(()),
-    }
-}
-
-/// The lease: the remote branch must still be where Quartermaster last saw it (`None`: absent).
-fn check_lease(
-    repo: &git2::Repository,
-    spec: &RemoteSpec,
-    branch: &str,
-    expected: Option<git2::Oid>,
-) -> Result<()> {
-    let mut remote = repo
-        .remote_anonymous(&spec.url)
-        .map_err(git("opening the remote"))?;
-    let connection = remote
-        .connect_auth(git2::Direction::Push, Some(spec.callbacks()), None)
-        .map_err(|e| spec.classify("reading the remote branch", e))?;
-    let wanted = format!("refs/heads/{branch}");
-    let found = connection
-        .list()
-        .map_err(git("reading the remote branch"))?
-        .iter()
-        .find(|h| h.name() == wanted)
-        .map(|h| h.oid());
-    if found == expected {
-        Ok(())
-    } else {
-        let show = |o: Option<git2::Oid>| o.map_or("nothing".to_string(), |o| o.to_string());
-        Err(GitError::LeaseMismatch {
-            branch: branch.to_string(),
-            expected: show(expected),
-            found: show(found),
-        })
     }
 }
 
@@ -613,8 +666,13 @@ impl Workspace {
         self.repo
             .reference(&local, commit, true, "quartermaster")
             .map_err(git("naming the commit"))?;
-        check_lease(&self.repo, remote, branch, expected)?;
-        push(&self.repo, remote, &format!("+{local}:{local}"), branch)
+        push(
+            &self.repo,
+            remote,
+            &format!("+{local}:{local}"),
+            branch,
+            expected,
+        )
     }
 }
 
@@ -797,6 +855,48 @@ mod tests {
         );
         assert_eq!(display_url("/srv/git/r.git"), "/srv/git/r.git");
         assert_eq!(display_url("https://u:p@host"), "https://host");
+    }
+
+    #[test]
+    fn remotes_compare_without_credentials_or_suffixes() {
+        assert!(same_remote(
+            "https://github.com/o/r.git",
+            "https://x-access-token@GitHub.com/o/r"
+        ));
+        assert!(same_remote("/srv/r.git", "/srv/r.git"));
+        assert!(!same_remote(
+            "https://github.com/o/r.git",
+            "https://evil.example/o/r.git"
+        ));
+        assert!(!same_remote(
+            "https://github.com/o/r.git",
+            "https://github.com/o/other.git"
+        ));
+    }
+
+    #[test]
+    fn a_rewritten_remote_url_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let remote = dir.path().join("remote.git");
+        git2::Repository::init_bare(&remote).unwrap();
+        let spec = RemoteSpec {
+            url: remote.display().to_string(),
+            username: None,
+            token: None,
+        };
+        let mirror = Mirror::new(spec.clone()).unwrap();
+        assert!(mirror.list().is_ok());
+        let mut config = git2::Config::open(&mirror.repo.path().join("config")).unwrap();
+        config
+            .set_str("url.https://evil.example/x.git.insteadOf", &spec.url)
+            .unwrap();
+        // Even with the change unnoticed by the fingerprint, the rewritten URL is refused.
+        *mirror.fingerprint.borrow_mut() = fingerprint(mirror.repo.path());
+        assert!(matches!(
+            open_remote(&mirror.repo, &spec),
+            Err(GitError::Tampered)
+        ));
+        assert!(matches!(mirror.list(), Err(GitError::Tampered)));
     }
 
     #[test]

@@ -9,6 +9,7 @@ pub mod engine;
 pub mod finding;
 pub mod forge;
 pub mod git;
+pub mod manifest;
 pub mod markdown;
 pub mod mission;
 pub mod plan;

@@ -17,8 +17,9 @@ const ZWSP: &str = "&#8203;";
 
 static MENTION: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(^|[^A-Za-z0-9_`/])@([A-Za-z0-9])").expect("valid regex"));
+// Any `#12` or `!12`, including `owner/repo#12`; not `&#12;`, which is how entities are written.
 static REFERENCE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(^|[^A-Za-z0-9_&/])([#!])([0-9])").expect("valid regex"));
+    LazyLock::new(|| Regex::new(r"(^|[^&])([#!])([0-9])").expect("valid regex"));
 
 /// Makes agent-written Markdown safe to post (see the module documentation).
 pub fn neutralise(text: &str, allow_mentions: bool) -> String {
@@ -74,6 +75,11 @@ pub fn code(text: &str) -> String {
     format!("{fence}{pad}{text}{pad}{fence}")
 }
 
+/// A code span inside a table cell: GFM splits cells at `|` even within backticks, so it is escaped.
+pub fn cell_code(text: &str) -> String {
+    code(text).replace('|', "\\|")
+}
+
 /// Text for a cell of Quartermaster's own summary table: kept on one line, with nothing that can
 /// end the cell or open HTML. (The summary goes to the CI job page, not to a thread where
 /// mentions notify or quick actions run.)
@@ -113,15 +119,20 @@ mod tests {
     #[test]
     fn mentions_and_references_do_not_ping() {
         let out = neutralise(
-            "cc @alice and @org/team, fixes #12, see !7, mail a@b.c, ref x#3",
+            "cc @alice and @org/team, fixes #12, see !7, mail a@b.c, ref octo/widgets#3, &#8203;",
             false,
         );
         assert_eq!(
             out,
-            "cc @&#8203;alice and @&#8203;org/team, fixes #&#8203;12, see !&#8203;7, mail a@b.c, ref x#3"
+            "cc @&#8203;alice and @&#8203;org/team, fixes #&#8203;12, see !&#8203;7, mail a@b.c, ref octo/widgets#&#8203;3, &#8203;"
         );
         assert_eq!(neutralise("cc @alice #12", true), "cc @alice #12");
         assert_eq!(neutralise("`@alice`", false), "`@alice`");
+    }
+
+    #[test]
+    fn table_code_spans_cannot_split_the_row() {
+        assert_eq!(cell_code("1.0 | @evil <!--"), "`1.0 \\| @evil <!--`");
     }
 
     #[test]

@@ -344,7 +344,7 @@ impl Mission {
 
     /// Checks a test command against the test-runner policy. Fails closed: anything not
     /// explicitly allowed is refused, with the most specific reason found.
-    pub fn check_test_command(&self, command: &str) -> Result<Vec<String>, Refusal> {
+    pub fn check_test_command(&self, command: &str) -> Result<TestCommand, Refusal> {
         let words = pattern::split(command)?;
         if let Some(refusal) = known_abuse(&words) {
             return Err(refusal);
@@ -369,7 +369,12 @@ impl Mission {
         let mut best: Option<Mismatch> = None;
         for candidate in &candidates {
             match candidate.matches(&words) {
-                Ok(()) => return Ok(words),
+                Ok(()) => {
+                    return Ok(TestCommand {
+                        script: candidate.script_word(&words),
+                        argv: words,
+                    });
+                }
                 Err(m) => {
                     if best.as_ref().is_none_or(|b| m.depth > b.depth) {
                         best = Some(m);
@@ -394,6 +399,15 @@ impl Mission {
         }
         Err(refusal)
     }
+}
+
+/// A test command the policy allows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TestCommand {
+    /// The program and its arguments, exactly as they will be executed.
+    pub argv: Vec<String>,
+    /// What its pattern's `<script>` matched (`npm run <script>`), if it has one.
+    pub script: Option<String>,
 }
 
 /// A matched update command: what to run and what it touches.

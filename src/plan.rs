@@ -367,6 +367,57 @@ pub enum ReasonType {
     NotApplicable,
 }
 
+/// The branches a `create_mr` splits into (strategies `individual` and `individual_on_failure`),
+/// one per update, in order: `<branch>--<package-slug>`, siblings of the batch branch (git cannot
+/// hold `a/b` beside `a/b/c`), with `-2`, `-3`... when two packages slug alike.
+pub fn split_branches<'a>(
+    branch: &str,
+    packages: impl IntoIterator<Item = &'a str>,
+) -> Vec<String> {
+    let mut taken = std::collections::BTreeSet::new();
+    packages
+        .into_iter()
+        .map(|package| {
+            let base = format!("{branch}--{}", slug(package));
+            let mut name = base.clone();
+            let mut n = 2;
+            while !taken.insert(name.clone()) {
+                name = format!("{base}-{n}");
+                n += 1;
+            }
+            name
+        })
+        .collect()
+}
+
+/// A package name as a branch-name fragment: `github.com/gorilla/mux` → `github.com-gorilla-mux`.
+fn slug(package: &str) -> String {
+    let mut out = String::new();
+    for c in package.trim_start_matches('@').chars() {
+        let c = c.to_ascii_lowercase();
+        if c.is_ascii_alphanumeric() || c == '.' || c == '_' {
+            out.push(c);
+        } else if !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    while out.contains("..") {
+        out = out.replace("..", ".");
+    }
+    let out: String = out
+        .trim_matches(|c| c == '-' || c == '.')
+        .chars()
+        .take(50)
+        .collect();
+    let out = out.trim_end_matches(['-', '.']).to_string();
+    let out = out.strip_suffix(".lock").map(String::from).unwrap_or(out);
+    if out.is_empty() {
+        "package".to_string()
+    } else {
+        out
+    }
+}
+
 /// The plan's JSON Schema (draft 2020-12), as printed by `quartermaster schema`.
 pub fn json_schema() -> Value {
     SCHEMA.clone()
@@ -647,6 +698,29 @@ mod tests {
                 serde_json::to_value(t).unwrap(),
                 Value::String(t.as_str().into())
             );
+        }
+    }
+
+    #[test]
+    fn split_branches_are_branch_safe_and_distinct() {
+        assert_eq!(slug("github.com/gorilla/mux"), "github.com-gorilla-mux");
+        assert_eq!(slug("@types/node"), "types-node");
+        assert_eq!(slug("Zope.Interface"), "zope.interface");
+        assert_eq!(slug("a..b"), "a.b");
+        assert_eq!(slug("x.lock"), "x");
+        assert_eq!(slug("@@"), "package");
+        let names = split_branches("quartermaster/deps", ["@a/b", "a-b", "x.lock", "-x-"]);
+        assert_eq!(
+            names,
+            vec![
+                "quartermaster/deps--a-b",
+                "quartermaster/deps--a-b-2",
+                "quartermaster/deps--x",
+                "quartermaster/deps--x-2",
+            ]
+        );
+        for name in names {
+            assert_eq!(crate::validate::ref_problem(&name), None, "{name}");
         }
     }
 

@@ -70,6 +70,27 @@ pub const INHERITED_ENV: &[&str] = &[
     "POETRY_HOME",
 ];
 
+/// Settings every child gets unless the operator passes the same variable with extra-env: package
+/// managers must not run install scripts or build source distributions (arbitrary code from the
+/// registry) while Quartermaster updates lock files. Renovate and Dependabot do the same.
+pub const SAFE_DEFAULTS: &[(&str, &str)] = &[
+    ("npm_config_ignore_scripts", "true"),
+    ("YARN_IGNORE_SCRIPTS", "true"),
+    ("YARN_ENABLE_SCRIPTS", "false"),
+    ("PIP_ONLY_BINARY", ":all:"),
+];
+
+/// Set once the process is a child subreaper (see [`become_subreaper`]).
+static SUBREAPER: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Makes orphaned descendants of our children (daemons that called `setsid` to leave their
+/// process group) our children, so that [`run`] can kill them when their command is over.
+pub fn become_subreaper() -> nix::Result<()> {
+    nix::sys::prctl::set_child_subreaper(true)?;
+    SUBREAPER.store(true, std::sync::atomic::Ordering::SeqCst);
+    Ok(())
+}
+
 /// How a child ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Exit {
@@ -130,18 +151,20 @@ pub struct Spec<'a> {
 }
 
 /// Builds a child environment: the inherited allowlist plus the operator's `extra` names, taken
-/// from `source` (normally the process environment).
+/// from `source` (normally the process environment), over [`SAFE_DEFAULTS`].
 pub fn child_env(
     source: impl IntoIterator<Item = (OsString, OsString)>,
     extra: &[String],
 ) -> BTreeMap<OsString, OsString> {
-    source
-        .into_iter()
-        .filter(|(name, _)| {
-            let name = name.to_string_lossy();
-            INHERITED_ENV.contains(&name.as_ref()) || extra.iter().any(|e| *e == name)
-        })
-        .collect()
+    let mut env: BTreeMap<OsString, OsString> = SAFE_DEFAULTS
+        .iter()
+        .map(|(k, v)| (OsString::from(k), OsString::from(v)))
+        .collect();
+    env.extend(source.into_iter().filter(|(name, _)| {
+        let name = name.to_string_lossy();
+        INHERITED_ENV.contains(&name.as_ref()) || extra.iter().any(|e| *e == name)
+    }));
+    env
 }
 
 /// Runs `spec` to completion or timeout. Never panics on the child's behaviour.
@@ -197,8 +220,12 @@ pub fn run(spec: &Spec<'_>) -> Outcome {
             Exit::SpawnFailed(e.to_string())
         }
     };
-    // Descendants left behind in the group (daemons, watchers) go with it.
+    // Descendants left behind in the group (daemons, watchers) go with it, and so do those that
+    // left the group.
     kill_group(group);
+    if SUBREAPER.load(std::sync::atomic::Ordering::SeqCst) {
+        reap_orphans();
+    }
     let (tail, total) = done_rx.recv_timeout(DRAIN_GRACE).unwrap_or_else(|_| {
         (
             b"[output incomplete: a descendant process kept the pipe open]".to_vec(),
@@ -208,9 +235,54 @@ pub fn run(spec: &Spec<'_>) -> Outcome {
     Outcome {
         exit,
         duration: started.elapsed(),
-        output_tail: redact(&String::from_utf8_lossy(&tail), spec.secrets),
+        output_tail: redacted_tail(&String::from_utf8_lossy(&tail), spec.secrets),
         output_bytes: total,
     }
+}
+
+/// Kills and reaps our remaining children. Between commands Quartermaster has no child of its
+/// own, so any child is a descendant of the last command that was reparented to us.
+fn reap_orphans() {
+    use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
+    let me = std::process::id() as i32;
+    for _ in 0..10 {
+        let orphans = children_of(me);
+        if orphans.is_empty() {
+            return;
+        }
+        for pid in orphans {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+        while let Ok(status) = waitpid(nix::unistd::Pid::from_raw(-1), Some(WaitPidFlag::WNOHANG)) {
+            if status == WaitStatus::StillAlive {
+                break;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Process ids whose parent is `parent`, from `/proc/<pid>/stat`.
+fn children_of(parent: i32) -> Vec<i32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+                // "pid (comm) state ppid ...": comm may hold spaces and parentheses.
+                stat.rsplit_once(')')
+                    .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+                    .and_then(|ppid| ppid.parse::<i32>().ok())
+                    == Some(parent)
+            })
+        })
+        .collect()
 }
 
 fn spawn_failed(started: Instant, why: String) -> Outcome {
@@ -241,8 +313,12 @@ fn kill_group(group: Option<i32>) {
     }
 }
 
-/// Reads everything, keeping only the last `OUTPUT_TAIL_BYTES`.
+/// Bytes kept beyond the tail, so that a secret straddling the cut is still whole when redacted.
+const REDACTION_MARGIN: usize = 4096;
+
+/// Reads everything, keeping only the last `OUTPUT_TAIL_BYTES` plus the redaction margin.
 fn read_tail(mut reader: impl Read) -> (Vec<u8>, u64) {
+    const KEEP: usize = OUTPUT_TAIL_BYTES + REDACTION_MARGIN;
     let mut tail: Vec<u8> = Vec::with_capacity(OUTPUT_TAIL_BYTES);
     let mut total = 0u64;
     let mut chunk = [0u8; 8192];
@@ -252,16 +328,36 @@ fn read_tail(mut reader: impl Read) -> (Vec<u8>, u64) {
             Ok(n) => {
                 total += n as u64;
                 tail.extend_from_slice(&chunk[..n]);
-                if tail.len() > OUTPUT_TAIL_BYTES * 2 {
-                    tail.drain(..tail.len() - OUTPUT_TAIL_BYTES);
+                if tail.len() > KEEP * 2 {
+                    tail.drain(..tail.len() - KEEP);
                 }
             }
         }
     }
-    if tail.len() > OUTPUT_TAIL_BYTES {
-        tail.drain(..tail.len() - OUTPUT_TAIL_BYTES);
+    if tail.len() > KEEP {
+        tail.drain(..tail.len() - KEEP);
     }
     (tail, total)
+}
+
+/// Redacts, then cuts to the last `OUTPUT_TAIL_BYTES` (on a character boundary); a secret's end
+/// left at the start of the cut is masked too.
+fn redacted_tail(text: &str, secrets: &[String]) -> String {
+    let redacted = redact(text, secrets);
+    let mut start = redacted.len().saturating_sub(OUTPUT_TAIL_BYTES);
+    while !redacted.is_char_boundary(start) {
+        start += 1;
+    }
+    let mut tail = redacted[start..].to_string();
+    for secret in secrets.iter().filter(|s| s.len() >= 4) {
+        if let Some(k) = (4..secret.len()).rev().find(|k| {
+            secret.is_char_boundary(secret.len() - k)
+                && tail.starts_with(&secret[secret.len() - k..])
+        }) {
+            tail.replace_range(..k, "***");
+        }
+    }
+    tail
 }
 
 /// Replaces every occurrence of each secret with `***`.
@@ -343,6 +439,22 @@ mod tests {
     }
 
     #[test]
+    fn a_secret_cut_in_half_by_the_tail_is_still_masked() {
+        let secret = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789abcd".to_string();
+        // 34 + 40 + (16384 - 30) bytes: the last 16 KiB start 10 bytes into the secret.
+        let text = format!(
+            "{}{secret}{}",
+            "x".repeat(34),
+            "y".repeat(OUTPUT_TAIL_BYTES - 30)
+        );
+        let tail = redacted_tail(&text, std::slice::from_ref(&secret));
+        assert!(!tail.contains("KLMNOPQRSTUVWXYZ"), "{}", &tail[..40]);
+        assert!(tail.len() <= OUTPUT_TAIL_BYTES);
+        let partial = format!("{}rest", &secret[20..]);
+        assert!(redacted_tail(&partial, &[secret]).starts_with("***rest"));
+    }
+
+    #[test]
     fn missing_program_is_a_spawn_failure() {
         let argv = vec!["quartermaster-no-such-program".to_string()];
         let out = run(&Spec {
@@ -367,7 +479,20 @@ mod tests {
         let names: Vec<String> = env
             .keys()
             .map(|k| k.to_string_lossy().into_owned())
+            .filter(|k| !SAFE_DEFAULTS.iter().any(|(d, _)| d == k))
             .collect();
         assert_eq!(names, vec!["GOPROXY", "PATH"]);
+        assert_eq!(env[&OsString::from("npm_config_ignore_scripts")], "true");
+        let opted_in = child_env(
+            vec![(
+                OsString::from("npm_config_ignore_scripts"),
+                OsString::from("false"),
+            )],
+            &["npm_config_ignore_scripts".to_string()],
+        );
+        assert_eq!(
+            opted_in[&OsString::from("npm_config_ignore_scripts")],
+            "false"
+        );
     }
 }

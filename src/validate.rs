@@ -8,7 +8,7 @@
 
 use crate::finding::{Code, Finding, Pointer, clip, closest};
 use crate::mission::Mission;
-use crate::plan::{self, ActionType, Parsed, Plan, Update, UpdateType};
+use crate::plan::{self, ActionType, FallbackStrategy, Parsed, Plan, Update, UpdateType};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 
@@ -157,6 +157,8 @@ struct View {
     ids: Vec<(&'static str, u64)>,
     confidence: Option<f64>,
     skipped_package: Option<String>,
+    /// `create_mr` only: whether the action may split into one branch per update.
+    splits: bool,
 }
 
 impl View {
@@ -214,6 +216,11 @@ impl View {
             skipped_package: (kind == ActionType::Skip)
                 .then(|| field(value, "package"))
                 .flatten(),
+            splits: kind == ActionType::CreateMr
+                && matches!(
+                    field(value, "fallback_strategy"),
+                    Some(FallbackStrategy::Individual | FallbackStrategy::IndividualOnFailure)
+                ),
         }
     }
 
@@ -493,35 +500,49 @@ fn update(u: &Update, at: &Pointer, out: &mut Vec<Finding>) {
 }
 
 fn cross_action_rules(views: &[(usize, View)], out: &mut Vec<Finding>) {
-    let root = Pointer::root().key("actions");
-    let mut branches: Vec<(usize, &str)> = Vec::new();
+    let root = Pointer::root();
+    // Every branch an action may push: its own, and for split strategies one per update.
+    let mut taken: Vec<(usize, String, String)> = Vec::new();
     let mut packages: BTreeMap<(&str, &str), Pointer> = BTreeMap::new();
     for (index, view) in views.iter().filter(|(_, v)| v.changes_files()) {
-        let at = root.index(*index);
+        let at = root.key("actions").index(*index);
         if let Some(branch) = view.branch.as_deref() {
-            for (earlier, other) in &branches {
-                if *other == branch {
-                    out.push(Finding::error(
-                        at.key("branch"),
-                        Code::BranchDuplicate,
-                        format!(
-                            "branch `{}` is already used by /actions/{earlier}; each action needs its own branch",
-                            clip(branch)
-                        ),
-                    ));
-                } else if nests(other, branch) || nests(branch, other) {
-                    out.push(Finding::error(
-                        at.key("branch"),
-                        Code::BranchConflict,
-                        format!(
-                            "branch `{}` and `{}` (/actions/{earlier}) cannot both exist: git stores `a/b` as a directory, so `a` and `a/b` clash; rename one",
-                            clip(branch),
-                            clip(other)
-                        ),
-                    ));
+            let mut mine = vec![(branch.to_string(), "branch".to_string())];
+            if view.splits {
+                let packages = view.updates.iter().map(|u| u.package.as_str());
+                for (u, name) in view
+                    .updates
+                    .iter()
+                    .zip(plan::split_branches(branch, packages))
+                {
+                    mine.push((name, format!("split branch for `{}`", clip(&u.package))));
                 }
             }
-            branches.push((*index, branch));
+            for (name, what) in &mine {
+                for (earlier, other, other_what) in &taken {
+                    if other == name {
+                        out.push(Finding::error(
+                            at.key("branch"),
+                            Code::BranchDuplicate,
+                            format!(
+                                "{what} `{}` is also the {other_what} of /actions/{earlier}; each action needs its own branches",
+                                clip(name)
+                            ),
+                        ));
+                    } else if nests(other, name) || nests(name, other) {
+                        out.push(Finding::error(
+                            at.key("branch"),
+                            Code::BranchConflict,
+                            format!(
+                                "{what} `{}` and the {other_what} `{}` of /actions/{earlier} cannot both exist: git stores `a/b` as a directory, so `a` and `a/b` clash; rename one",
+                                clip(name),
+                                clip(other)
+                            ),
+                        ));
+                    }
+                }
+            }
+            taken.extend(mine.into_iter().map(|(n, w)| (*index, n, w)));
         }
         if !view.complete {
             continue;

@@ -594,6 +594,60 @@ const CASES: &[Case] = &[
         &[("/actions/0/test_command", "test_command.option_not_allowed")],
     ),
     case(
+        "maven-goal-behind-a-property",
+        |p| set(p, "/actions/0/test_command", json!("mvn -Dtest deploy")),
+        &[("/actions/0/test_command", "test_command.invalid_argument")],
+    ),
+    case(
+        "coverage-report-outside-the-workspace",
+        |p| {
+            set(
+                p,
+                "/actions/0/test_command",
+                json!("pytest --cov-report xml:/github/workspace/.git/config"),
+            )
+        },
+        &[("/actions/0/test_command", "test_command.invalid_argument")],
+    ),
+    case(
+        "cargo-target-spec-outside",
+        |p| {
+            set(
+                p,
+                "/actions/2/test_command",
+                json!("cargo test --target ../../tmp/x.json"),
+            )
+        },
+        &[("/actions/2/test_command", "test_command.invalid_argument")],
+    ),
+    case(
+        "dotnet-response-file",
+        |p| {
+            set(
+                p,
+                "/actions/0/test_command",
+                json!("dotnet test -c @/tmp/evil.rsp"),
+            )
+        },
+        &[("/actions/0/test_command", "test_command.invalid_argument")],
+    ),
+    case(
+        "pytest-warning-filter-imports-a-module",
+        |p| {
+            set(
+                p,
+                "/actions/0/test_command",
+                json!("pytest -W error::antigravity.X"),
+            )
+        },
+        &[("/actions/0/test_command", "test_command.option_not_allowed")],
+    ),
+    case(
+        "npm-tarball",
+        |p| set(p, "/actions/1/commands/0", json!("npm update evil.tar")),
+        &[("/actions/1/commands/0", "command.package_spec")],
+    ),
+    case(
         "make-variable",
         |p| {
             set(
@@ -681,6 +735,28 @@ const CASES: &[Case] = &[
     case(
         "branch-nested",
         |p| set(p, "/actions/1/branch", json!("quartermaster/go-patch/npm")),
+        &[("/actions/1/branch", "branch.conflict")],
+    ),
+    case(
+        "branch-is-another-actions-split",
+        |p| {
+            set(
+                p,
+                "/actions/1/branch",
+                json!("quartermaster/go-patch--github.com-gorilla-mux"),
+            )
+        },
+        &[("/actions/1/branch", "branch.duplicate")],
+    ),
+    case(
+        "branch-under-another-actions-split",
+        |p| {
+            set(
+                p,
+                "/actions/1/branch",
+                json!("quartermaster/go-patch--github.com-gorilla-mux/npm"),
+            )
+        },
         &[("/actions/1/branch", "branch.conflict")],
     ),
     case(

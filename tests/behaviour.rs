@@ -863,3 +863,72 @@ fn a_missing_default_branch_fails_the_git_actions_only() {
     );
     assert_eq!(run.status(1), "done");
 }
+
+#[test]
+fn a_command_that_tampers_with_quartermasters_git_config_gets_nothing_pushed() {
+    let f = Fixture::new();
+    let mut tamper = create_mr("quartermaster/cargo", &[greeting()], "batch");
+    tamper["test_command"] = json!("make tamper");
+    let run = f.run(&plan(vec![tamper]), &[]);
+    assert_eq!(run.code, 1, "{}", run.said());
+    assert_eq!(
+        run.reason(0),
+        "git: a command modified the configuration of Quartermaster's own git repositories; refusing to commit or push from them"
+    );
+    assert_eq!(f.branches().len(), 1, "nothing pushed");
+    assert!(f.pulls().is_empty());
+}
+
+#[test]
+fn a_branch_that_moves_while_quartermaster_works_is_not_overwritten() {
+    let f = Fixture::new();
+    f.run(
+        &plan(vec![create_mr(
+            "quartermaster/cargo",
+            &[greeting()],
+            "batch",
+        )]),
+        &[],
+    );
+    f.human_commit("main", "README.md");
+    let main = f.branches()["main"].clone();
+    let update = json!({
+        "type": "update_mr", "mr_id": 1, "branch": "quartermaster/cargo",
+        "updates": [greeting()], "commands": [command(&greeting())], "test_command": "make race",
+        "confidence": 0.8
+    });
+    let run = f.run(&plan(vec![update]), &[]);
+    assert_eq!(run.code, 1, "{}", run.said());
+    assert!(
+        run.reason(0).starts_with(
+            "git: quartermaster/cargo changed on the remote while Quartermaster worked"
+        ),
+        "{}",
+        run.reason(0)
+    );
+    assert_eq!(
+        f.branches()["quartermaster/cargo"],
+        main,
+        "the other push stands"
+    );
+}
+
+#[test]
+fn no_temporary_directory_is_left_behind() {
+    let f = Fixture::new();
+    let run = f.run(
+        &plan(vec![create_mr(
+            "quartermaster/cargo",
+            &[greeting(), farewell()],
+            "individual_on_failure",
+        )]),
+        &[],
+    );
+    assert_eq!(run.code, 1, "{}", run.said());
+    let left: Vec<_> = std::fs::read_dir(f.tmp())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}

@@ -74,7 +74,12 @@ pub fn package_spec_kind(s: &str) -> Option<&'static str> {
     if s.starts_with('/') || s.starts_with('.') || s.starts_with('~') || s.contains('\\') {
         return Some("a path");
     }
-    if s.ends_with(".tgz") || s.ends_with(".tar.gz") || s.ends_with(".whl") || s.ends_with(".gem") {
+    if [
+        ".tgz", ".tar", ".tar.gz", ".tar.bz2", ".tar.xz", ".zip", ".whl", ".gem", ".crate",
+    ]
+    .iter()
+    .any(|ext| lower.ends_with(ext))
+    {
         return Some("an archive file");
     }
     None
@@ -278,6 +283,8 @@ mod tests {
             ("npm:lodash@1", "`npm:` alias"),
             ("https://evil/x.tgz", "URL"),
             ("./local", "path"),
+            ("evil.tar", "archive"),
+            ("EVIL.TGZ", "archive"),
             ("--registry=http://evil", "option"),
             ("_private", "not a valid npm"),
             ("lodash@4", "scope prefix"),

@@ -202,6 +202,15 @@ impl Pattern {
         {
             return Err("the first word must be the program".into());
         }
+        let script_at = tokens
+            .iter()
+            .position(|t| matches!(t, Token::Word(parts) if parts.contains(&Part::Script)));
+        let args_at = tokens.iter().position(|t| *t == Token::Args);
+        if let (Some(script), Some(args)) = (script_at, args_at)
+            && script > args
+        {
+            return Err("`<script>` must come before `<args>`".into());
+        }
         if pkgs > 1 || vers > 1 || args > 1 {
             return Err("at most one `<pkg>`, one `<ver>` and one `<args>` per pattern".into());
         }
@@ -530,7 +539,14 @@ impl ValueKind {
     pub fn check(self, value: &str) -> Result<(), &'static str> {
         let ok = match self {
             ValueKind::Number => NUMBER.is_match(value),
-            ValueKind::Word => WORD.is_match(value),
+            ValueKind::Word => {
+                WORD.is_match(value)
+                    && !value.contains("..")
+                    && !value.contains(":/")
+                    && !value.contains("//")
+                    // `@scope/name` (npm workspaces) but never `@file` (response files).
+                    && (!value.starts_with('@') || NPM_SCOPED.is_match(value))
+            }
             ValueKind::Expr => EXPR.is_match(value),
             ValueKind::Target => TARGET.is_match(value) && !has_parent(value),
             ValueKind::Path => {
@@ -545,7 +561,9 @@ impl ValueKind {
         } else {
             Err(match self {
                 ValueKind::Number => "a number",
-                ValueKind::Word => "a plain word (letters, digits, `_.,:/+@%^*`; no `=`)",
+                ValueKind::Word => {
+                    "a plain word (letters, digits, `_.,:/+@%^*`; no `=`, `..`, absolute path or `@file`)"
+                }
                 ValueKind::Expr => "a filter expression (letters, digits, spaces, `_.,:=!()~*`)",
                 ValueKind::Target => "a target name (letters, digits, `_.:/-`; no `=` or `..`)",
                 ValueKind::Path => "a relative path inside the checkout (no `..`, `.git` or URL)",
@@ -563,21 +581,32 @@ fn has_parent(value: &str) -> bool {
 pub struct FlagSpec {
     pub name: String,
     pub value: Option<ValueKind>,
+    /// The value must be attached (`-Dtest=X`): for options whose tool reads a separate word as
+    /// something else (Maven reads `-Dtest deploy` as the property `test` and the goal `deploy`).
+    pub glued: bool,
 }
 
 impl FlagSpec {
     pub fn parse(spec: &str) -> Result<Self, String> {
         let mut words = spec.split_whitespace();
-        let name = words.next().ok_or("empty flag spec")?;
+        let first = words.next().ok_or("empty flag spec")?;
+        let (name, glued_kind) = match first.split_once("=<") {
+            Some((name, kind)) => (name, Some(format!("<{kind}"))),
+            None => (first, None),
+        };
         if !name.starts_with('-') || !FLAG_NAME.is_match(name) {
             return Err(format!("`{name}` is not an option name"));
         }
-        let value = match words.next() {
-            None => None,
-            Some(kind) => Some(
-                ValueKind::from_placeholder(kind)
-                    .ok_or_else(|| format!("unknown value kind `{kind}` in `{spec}`"))?,
-            ),
+        let kind_of = |kind: &str| {
+            ValueKind::from_placeholder(kind)
+                .ok_or_else(|| format!("unknown value kind `{kind}` in `{spec}`"))
+        };
+        let glued = glued_kind.is_some();
+        let value = match (glued_kind, words.next()) {
+            (Some(kind), None) => Some(kind_of(&kind)?),
+            (Some(_), Some(_)) => return Err(format!("flag spec `{spec}` has two values")),
+            (None, None) => None,
+            (None, Some(kind)) => Some(kind_of(kind)?),
         };
         if words.next().is_some() {
             return Err(format!(
@@ -587,10 +616,18 @@ impl FlagSpec {
         Ok(Self {
             name: name.to_string(),
             value,
+            glued,
         })
     }
 
     fn render(&self) -> String {
+        if self.glued {
+            return self.render_spaced().replacen(' ', "=", 1);
+        }
+        self.render_spaced()
+    }
+
+    fn render_spaced(&self) -> String {
         match self.value {
             None => self.name.clone(),
             Some(ValueKind::Number) => format!("{} <n>", self.name),
@@ -716,6 +753,15 @@ impl TestPattern {
         }
     }
 
+    /// The word a matched command has where the pattern has `<script>`.
+    pub fn script_word(&self, words: &[String]) -> Option<String> {
+        self.pattern
+            .tokens
+            .iter()
+            .position(|t| matches!(t, Token::Word(parts) if parts.as_slice() == [Part::Script]))
+            .and_then(|i| words.get(i).cloned())
+    }
+
     /// Checks the words taken by `<args>`; on failure, the offending word's offset.
     fn args(&self, args: &[String]) -> Result<(), (usize, Refusal)> {
         let mut i = 0;
@@ -739,7 +785,24 @@ impl TestPattern {
                 None if *word == spec.name => return Ok(1),
                 None => {}
                 Some(kind) => {
-                    let (value, taken) = if *word == spec.name {
+                    let (value, taken) = if spec.glued {
+                        match word
+                            .strip_prefix(spec.name.as_str())
+                            .and_then(|rest| rest.strip_prefix('='))
+                        {
+                            Some(v) => (v, 1),
+                            None if *word == spec.name => {
+                                return Err(Refusal::new(
+                                    Code::TestInvalidArgument,
+                                    format!(
+                                        "`{}` takes its value attached: `{}=<value>`",
+                                        spec.name, spec.name
+                                    ),
+                                ));
+                            }
+                            None => continue,
+                        }
+                    } else if *word == spec.name {
                         match args.get(i + 1) {
                             Some(v) => (v.as_str(), 2),
                             None => {
@@ -827,7 +890,10 @@ static ENV_ASSIGNMENT: LazyLock<Regex> =
 static NUMBER: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^[0-9]{1,6}$").expect("valid regex"));
 static WORD: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^[A-Za-z0-9_.,:/+@%^*][A-Za-z0-9_.,:/+@%^*-]{0,199}$").expect("valid regex")
+    Regex::new(r"^[A-Za-z0-9_.,:+@%^*][A-Za-z0-9_.,:/+@%^*-]{0,199}$").expect("valid regex")
+});
+static NPM_SCOPED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^@[a-z0-9][a-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$").expect("valid regex")
 });
 static EXPR: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^[A-Za-z0-9_.,:=!()~*][A-Za-z0-9_.,:=!()~* -]{0,199}$").expect("valid regex")
@@ -1080,6 +1146,17 @@ mod tests {
         assert!(ValueKind::Expr.check("-x").is_err());
         assert!(ValueKind::Word.check("a=b").is_err());
         assert!(ValueKind::Word.check("test_*.py").is_ok());
+        assert!(ValueKind::Word.check("@scope/pkg").is_ok());
+        for bad in [
+            "/tmp/x.json",
+            "../../x.json",
+            "a/../b",
+            "xml:/etc/passwd",
+            "@/tmp/a.rsp",
+            "@file.rsp",
+        ] {
+            assert!(ValueKind::Word.check(bad).is_err(), "{bad}");
+        }
         assert!(ValueKind::Path.check("tests/test_a.py::test_b").is_ok());
         assert!(ValueKind::Path.check("http://evil/x").is_err());
         assert!(ValueKind::Path.check("a/.GIT/config").is_err());
@@ -1092,9 +1169,14 @@ mod tests {
             FlagSpec::parse("-count <n>").unwrap(),
             FlagSpec {
                 name: "-count".into(),
-                value: Some(ValueKind::Number)
+                value: Some(ValueKind::Number),
+                glued: false
             }
         );
+        let glued = FlagSpec::parse("-Dtest=<word>").unwrap();
+        assert!(glued.glued && glued.name == "-Dtest");
+        assert_eq!(glued.render(), "-Dtest=<word>");
+        assert!(FlagSpec::parse("-Dtest=<word> <n>").is_err());
         assert!(FlagSpec::parse("count").is_err());
         assert!(FlagSpec::parse("-x <thing>").is_err());
         assert!(FlagSpec::parse("-x <n> <n>").is_err());

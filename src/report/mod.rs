@@ -4,7 +4,7 @@
 pub mod github;
 
 use crate::finding::Finding;
-use crate::markdown::{cell, code};
+use crate::markdown::{cell, cell_code};
 use serde::Serialize;
 
 /// Report format version; bumped on incompatible changes.
@@ -287,12 +287,12 @@ impl RunReport {
             for f in &self.validation.errors {
                 out.push_str(&format!(
                     "| {} | {} | {} |\n",
-                    code(if f.pointer.is_empty() {
+                    cell_code(if f.pointer.is_empty() {
                         "/"
                     } else {
                         &f.pointer
                     }),
-                    code(f.code.as_str()),
+                    cell_code(f.code.as_str()),
                     cell(&f.message)
                 ));
             }
@@ -301,7 +301,7 @@ impl RunReport {
         out.push_str("| # | Action | Status | Result |\n|---:|---|---|---|\n");
         for a in &self.actions {
             let what = match &a.branch {
-                Some(b) => format!("{} {}", a.kind, code(b)),
+                Some(b) => format!("{} {}", a.kind, cell_code(b)),
                 None => a.kind.clone(),
             };
             out.push_str(&format!(
@@ -333,9 +333,9 @@ impl RunReport {
                 out.push_str(&format!(
                     "| {} | {} | {} | {} | {test} | {landed} |\n",
                     a.index,
-                    code(&u.package),
-                    code(&u.from),
-                    code(&u.to)
+                    cell_code(&u.package),
+                    cell_code(&u.from),
+                    cell_code(&u.to)
                 ));
             }
         }

@@ -157,8 +157,9 @@ impl Fixture {
         std::fs::write(
             seed.join("Makefile"),
             format!(
-                "test:\n\tcargo test\n\nslow:\n\tsleep 60 & sleep 60\n\ninject:\n\t@echo '::add-mask::everything'\n\t@echo '::error::injected by a test'\n\t@exit 1\n\nenvdump:\n\tprintenv > {dump}/env.txt\n\tcat {config} > {dump}/config.txt\n\tcargo test\n",
+                "test:\n\tcargo test\n\ntamper:\n\tfor c in $$TMPDIR/quartermaster-*/config; do echo '[url \"http://127.0.0.1:9/\"]' >> $$c; done\n\tcargo test\n\nrace:\n\tgit --git-dir={remote} update-ref refs/heads/quartermaster/cargo refs/heads/main\n\tcargo test\n\nslow:\n\tsleep 60 & sleep 60\n\ninject:\n\t@echo '::add-mask::everything'\n\t@echo '::error::injected by a test'\n\t@exit 1\n\nenvdump:\n\tprintenv > {dump}/env.txt\n\tcat {config} > {dump}/config.txt\n\tcargo test\n",
                 dump = f.dump.display(),
+                remote = f.remote.display(),
                 config = f.checkout.join(".git/config").display()
             ),
         )
@@ -364,12 +365,20 @@ impl Fixture {
         std::fs::write(path, text).unwrap();
     }
 
+    /// Quartermaster's temporary directory in this fixture, so that each run's scratch
+    /// repositories can be inspected and shown to be cleaned up.
+    pub fn tmp(&self) -> PathBuf {
+        self.root.path().join("tmp")
+    }
+
     /// The binary with a clean environment: no CI variables, an isolated cargo home.
     pub fn qm(&self) -> Command {
         let mut cmd = Command::cargo_bin("quartermaster").unwrap();
+        std::fs::create_dir_all(self.tmp()).unwrap();
         cmd.env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", std::env::var_os("HOME").unwrap_or_default())
+            .env("TMPDIR", self.tmp())
             .env("CARGO_HOME", &self.cargo_home)
             .current_dir(self.root.path());
         if let Some(rustup) = std::env::var_os("RUSTUP_HOME") {

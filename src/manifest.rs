@@ -1,0 +1,229 @@
+//! What a repository already declares: its dependencies and its `package.json` scripts.
+//!
+//! Quartermaster updates dependencies; it does not add them. Installing a package the project does
+//! not use is how a prompt-injected plan would get code from the registry run (install scripts,
+//! `setup.py`, binaries in `node_modules/.bin`), so a command that names a package of an ecosystem
+//! whose tool would add it (npm, yarn, pnpm, bun, pip, poetry) must name one the manifest in
+//! `working_dir` already declares. Go, cargo and bundler need no check: `go get` runs no code,
+//! `cargo update -p` and `bundle update` refuse packages the lock file does not hold.
+//!
+//! Likewise `npm|yarn|pnpm|bun run <script>` only runs the project's own scripts: bun and yarn fall
+//! back to binaries and, for bun, to any program on PATH when no script has that name.
+
+use serde_json::Value;
+use std::path::Path;
+
+/// Ecosystems whose update commands could add a package the project does not declare.
+pub fn checks_declared(ecosystem: &str) -> bool {
+    matches!(
+        ecosystem,
+        "npm" | "yarn" | "pnpm" | "bun" | "pip" | "poetry"
+    )
+}
+
+/// Whether the manifests in `dir` declare `package` for `ecosystem`. `Err` when no manifest could
+/// be read, so that the refusal can say so.
+pub fn declares_dependency(ecosystem: &str, dir: &Path, package: &str) -> Result<bool, String> {
+    match ecosystem {
+        "npm" | "yarn" | "pnpm" | "bun" => {
+            let manifest = package_json(dir)?;
+            Ok([
+                "dependencies",
+                "devDependencies",
+                "optionalDependencies",
+                "peerDependencies",
+            ]
+            .iter()
+            .any(|section| manifest.get(section).and_then(|d| d.get(package)).is_some()))
+        }
+        "pip" | "poetry" => python_declares(dir, package),
+        _ => Ok(true),
+    }
+}
+
+/// Whether `package.json` in `dir` defines `script`.
+pub fn declares_script(dir: &Path, script: &str) -> Result<bool, String> {
+    Ok(package_json(dir)?
+        .get("scripts")
+        .and_then(|s| s.get(script))
+        .is_some())
+}
+
+fn package_json(dir: &Path) -> Result<Value, String> {
+    let path = dir.join("package.json");
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| format!("cannot read package.json in the working directory: {e}"))?;
+    serde_json::from_str(&text).map_err(|e| format!("package.json is not valid JSON: {e}"))
+}
+
+/// PEP 503 normalisation: case-insensitive, runs of `-`, `_`, `.` equal.
+fn normalise(name: &str) -> String {
+    let mut out = String::new();
+    for c in name.chars() {
+        if matches!(c, '-' | '_' | '.') {
+            if !out.ends_with('-') {
+                out.push('-');
+            }
+        } else {
+            out.push(c.to_ascii_lowercase());
+        }
+    }
+    out
+}
+
+/// The project name a PEP 508 requirement starts with (`requests[socks]>=2 ; python_version<"3"`).
+fn requirement_name(requirement: &str) -> Option<String> {
+    let trimmed = requirement.trim_start();
+    let end = trimmed
+        .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
+        .unwrap_or(trimmed.len());
+    (end > 0).then(|| normalise(&trimmed[..end]))
+}
+
+fn python_declares(dir: &Path, package: &str) -> Result<bool, String> {
+    let wanted = normalise(package);
+    let mut read_any = false;
+    let mut names: Vec<String> = Vec::new();
+    let mut requirement_files: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
+        .map(|entries| entries.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    if let Ok(entries) = std::fs::read_dir(dir.join("requirements")) {
+        requirement_files.extend(entries.flatten().map(|e| e.path()));
+    }
+    for path in requirement_files {
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        let in_requirements_dir = path.parent().is_some_and(|p| p.ends_with("requirements"));
+        if !(name.ends_with(".txt") && (name.starts_with("requirements") || in_requirements_dir)) {
+            continue;
+        }
+        if let Ok(text) = std::fs::read_to_string(&path) {
+            read_any = true;
+            names.extend(
+                text.lines()
+                    .map(|l| l.split('#').next().unwrap_or_default().trim())
+                    .filter(|l| !l.is_empty() && !l.starts_with('-'))
+                    .filter_map(requirement_name),
+            );
+        }
+    }
+    if let Ok(text) = std::fs::read_to_string(dir.join("pyproject.toml")) {
+        read_any = true;
+        let doc = toml::Value::Table(
+            toml::from_str::<toml::Table>(&text)
+                .map_err(|e| format!("pyproject.toml is not valid TOML: {e}"))?,
+        );
+        let strings = |v: Option<&toml::Value>| -> Vec<String> {
+            v.and_then(toml::Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|x| x.as_str())
+                        .filter_map(requirement_name)
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let project = doc.get("project");
+        names.extend(strings(project.and_then(|p| p.get("dependencies"))));
+        if let Some(optional) = project
+            .and_then(|p| p.get("optional-dependencies"))
+            .and_then(toml::Value::as_table)
+        {
+            for group in optional.values() {
+                names.extend(strings(Some(group)));
+            }
+        }
+        if let Some(groups) = doc.get("dependency-groups").and_then(toml::Value::as_table) {
+            for group in groups.values() {
+                names.extend(strings(Some(group)));
+            }
+        }
+        let poetry = doc.get("tool").and_then(|t| t.get("poetry"));
+        let mut tables: Vec<&toml::Value> = ["dependencies", "dev-dependencies"]
+            .iter()
+            .filter_map(|k| poetry.and_then(|p| p.get(*k)))
+            .collect();
+        if let Some(groups) = poetry
+            .and_then(|p| p.get("group"))
+            .and_then(toml::Value::as_table)
+        {
+            tables.extend(groups.values().filter_map(|g| g.get("dependencies")));
+        }
+        for table in tables.into_iter().filter_map(toml::Value::as_table) {
+            names.extend(table.keys().map(|k| normalise(k)));
+        }
+    }
+    if !read_any {
+        return Err("the working directory has no requirements*.txt or pyproject.toml".into());
+    }
+    Ok(names.contains(&wanted))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dir_with(files: &[(&str, &str)]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, text) in files {
+            let path = dir.path().join(name);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        dir
+    }
+
+    #[test]
+    fn package_json_dependencies_and_scripts() {
+        let d = dir_with(&[(
+            "package.json",
+            r#"{"dependencies": {"lodash": "^4"}, "devDependencies": {"@types/node": "20"}, "scripts": {"test:unit": "jest"}}"#,
+        )]);
+        assert_eq!(declares_dependency("npm", d.path(), "lodash"), Ok(true));
+        assert_eq!(
+            declares_dependency("pnpm", d.path(), "@types/node"),
+            Ok(true)
+        );
+        assert_eq!(
+            declares_dependency("yarn", d.path(), "evil-postinstall"),
+            Ok(false)
+        );
+        assert_eq!(declares_script(d.path(), "test:unit"), Ok(true));
+        assert_eq!(declares_script(d.path(), "pip"), Ok(false));
+        assert!(declares_dependency("npm", tempfile::tempdir().unwrap().path(), "x").is_err());
+        assert_eq!(declares_dependency("go", d.path(), "anything"), Ok(true));
+    }
+
+    #[test]
+    fn python_requirements_and_pyproject() {
+        let d = dir_with(&[
+            (
+                "requirements.txt",
+                "Requests[socks]>=2.0  # http\n-r base.txt\n--index-url x\n",
+            ),
+            ("requirements/dev.txt", "pytest==8.0\n"),
+            (
+                "pyproject.toml",
+                "[project]\ndependencies = [\"zope.interface>=5\"]\n[project.optional-dependencies]\ndocs = [\"sphinx\"]\n[tool.poetry.group.test.dependencies]\nhypothesis = \"*\"\n",
+            ),
+        ]);
+        for ok in [
+            "requests",
+            "REQUESTS",
+            "pytest",
+            "zope-interface",
+            "Zope_Interface",
+            "sphinx",
+            "hypothesis",
+        ] {
+            assert_eq!(declares_dependency("pip", d.path(), ok), Ok(true), "{ok}");
+        }
+        assert_eq!(
+            declares_dependency("poetry", d.path(), "evil-sdist"),
+            Ok(false)
+        );
+        assert!(declares_dependency("pip", tempfile::tempdir().unwrap().path(), "x").is_err());
+    }
+}
