@@ -256,6 +256,9 @@ impl<'a> Engine<'a> {
         report: &mut ActionReport,
     ) -> Result<(Status, String), Stop> {
         report.branch = Some(a.branch.clone());
+        // Whatever stops the action, its updates are accounted for.
+        let none = update_reports(&a.updates, &[], report);
+        report.updates = none;
         let base = self.git()?.default_tip;
         let commands = self.match_commands(&a.commands, &a.updates)?;
         let batch = Unit {
@@ -278,11 +281,15 @@ impl<'a> Engine<'a> {
             }
             FallbackStrategy::IndividualOnFailure => {
                 let outcome = self.create_unit(&batch, a, base, report).await;
-                let red = matches!(outcome, Outcome::TestsFailed(_)) && a.updates.len() > 1;
+                // A red batch, or a command that failed on it (one update conflicting with
+                // another), is split: each update gets its chance alone.
+                let red = matches!(outcome, Outcome::TestsFailed(_) | Outcome::CommandFailed(_))
+                    && a.updates.len() > 1;
+                let why = batch_failure(&outcome);
                 results.push((batch, outcome));
                 if red {
                     self.progress
-                        .step("the batch failed its tests: trying each update on its own branch");
+                        .step(&format!("{why}: trying each update on its own branch"));
                     for unit in split_units(a, &commands) {
                         let outcome = self.create_unit(&unit, a, base, report).await;
                         results.push((unit, outcome));
@@ -385,6 +392,8 @@ impl<'a> Engine<'a> {
         report: &mut ActionReport,
     ) -> Result<(Status, String), Stop> {
         report.branch = Some(a.branch.clone());
+        // Whatever stops the action, its updates are accounted for.
+        report.updates = branch_updates(&a.updates, &a.branch, None, Verdict::NotRun);
         let pr = self.owned_pull_request(a.mr_id).await?;
         if pr.head != a.branch {
             return Err(Stop::denied(format!(
@@ -479,20 +488,7 @@ impl<'a> Engine<'a> {
             ))),
         };
         let landed_pr = report.pull_requests.first().map(|p| p.number);
-        report.updates = a
-            .updates
-            .iter()
-            .map(|u| UpdateReport {
-                package: u.package.clone(),
-                from: u.from.clone(),
-                to: u.to.clone(),
-                update_type: u.update_type.as_str().to_string(),
-                branch: Some(a.branch.clone()),
-                landed: landed_pr.is_some(),
-                pull_request: landed_pr,
-                test: verdict,
-            })
-            .collect();
+        report.updates = branch_updates(&a.updates, &a.branch, landed_pr, verdict);
         result
     }
 
@@ -613,6 +609,11 @@ impl<'a> Engine<'a> {
                 }
             )));
         }
+        let humans = if a.delete_branch {
+            self.human_commits(&pr.head, Some(&pr)).await?
+        } else {
+            None
+        };
         if let Some(text) = &a.comment {
             let target = Target::PullRequest(pr.number);
             let key = format!("{target:?}\n{text}");
@@ -626,7 +627,9 @@ impl<'a> Engine<'a> {
             operation: Operation::Closed,
         });
         let mut reason = format!("PR #{} closed", pr.number);
-        if a.delete_branch {
+        if let Some(who) = humans {
+            reason.push_str(&format!("; {} was kept: it has commits by {who}", pr.head));
+        } else if a.delete_branch {
             reason.push_str(&match self.delete_branch(&pr.head) {
                 Ok(true) => format!("; {} deleted", pr.head),
                 Ok(false) => format!("; {} was already gone", pr.head),
@@ -679,6 +682,12 @@ impl<'a> Engine<'a> {
     /// Only PRs on `quartermaster/*` branches with the bot label are Quartermaster's.
     fn check_owned(&self, pr: &PullRequest) -> Result<(), Stop> {
         let label = &self.settings.bot_label;
+        if pr.from_fork {
+            return Err(Stop::denied(format!(
+                "PR #{} is not Quartermaster's: its branch {} is in a fork",
+                pr.number, pr.head
+            )));
+        }
         if !pr.head.starts_with(crate::validate::BRANCH_PREFIX) {
             return Err(Stop::denied(format!(
                 "PR #{} is not Quartermaster's: its branch {} is outside {}",
@@ -704,12 +713,42 @@ impl<'a> Engine<'a> {
         pr: Option<&PullRequest>,
         report: &mut ActionReport,
     ) -> Result<(), Stop> {
+        let Some(who) = self.human_commits(branch, pr).await? else {
+            return Ok(());
+        };
+        if let Some(pr) = pr
+            && !self.settings.dry_run
+        {
+            let text = format!(
+                "Quartermaster did not update {}: the branch has commits by someone other than its bot identity ({who}). Human edits win, so the branch is left as it is. To let Quartermaster regenerate it, remove those commits or close this PR.",
+                code(branch)
+            );
+            // Said once per branch, not again for every further human commit.
+            let key = format!("human-edits\n{branch}");
+            self.comment(Target::PullRequest(pr.number), &text, &key, report)
+                .await?;
+        }
+        Err(Stop::denied(format!(
+            "{branch} has commits by {who}; human edits win, so the branch was left alone"
+        )))
+    }
+
+    /// Who else committed to the branch, if anyone but the bot did.
+    async fn human_commits(
+        &mut self,
+        branch: &str,
+        pr: Option<&PullRequest>,
+    ) -> Result<Option<String>, Stop> {
         let (tip, base) = {
             let git = self.git()?;
-            match git.heads.get(branch) {
-                Some(tip) => (*tip, git.default_tip),
-                None => return Ok(()),
+            let Some(tip) = git.heads.get(branch).copied() else {
+                return Ok(None);
+            };
+            // Branches of PRs named by number (close_mr) are not fetched up front.
+            if git.mirror.tip(branch) != Some(tip) {
+                git.mirror.fetch(&[branch])?;
             }
+            (tip, git.default_tip)
         };
         // The usual case, a single commit right on top of the default branch, needs no forge call:
         // that commit is the only one on the branch.
@@ -732,23 +771,9 @@ impl<'a> Engine<'a> {
             .filter(|a| !a.eq_ignore_ascii_case(bot))
             .collect();
         if others.is_empty() {
-            return Ok(());
+            return Ok(None);
         }
-        let who = others.into_iter().collect::<Vec<_>>().join(", ");
-        if let Some(pr) = pr
-            && !self.settings.dry_run
-        {
-            let text = format!(
-                "Quartermaster did not update {}: the branch has commits by someone other than its bot identity ({who}). Human edits win, so the branch is left as it is. To let Quartermaster regenerate it, remove those commits or close this PR.",
-                code(branch)
-            );
-            let key = format!("human-edits\n{branch}\n{tip}");
-            self.comment(Target::PullRequest(pr.number), &text, &key, report)
-                .await?;
-        }
-        Err(Stop::denied(format!(
-            "{branch} has commits by {who}; human edits win, so the branch was left alone"
-        )))
+        Ok(Some(others.into_iter().collect::<Vec<_>>().join(", ")))
     }
 
     /// Posts `text` once: a comment carrying the same marker means it was already said.
@@ -900,6 +925,36 @@ impl<'a> Engine<'a> {
             progress.step("no changes");
             return Ok(Built::NoChanges);
         };
+        let ecosystems: BTreeSet<&str> = unit
+            .commands
+            .iter()
+            .map(|(_, m)| m.ecosystem.as_str())
+            .collect();
+        let foreign: Vec<String> = commit
+            .files
+            .iter()
+            .filter(|f| !self.mission.owns_file(ecosystems.iter().copied(), f))
+            .map(|f| code(f))
+            .collect();
+        if !foreign.is_empty() {
+            let shown = foreign.len().min(10);
+            return Err(Stop::denied(format!(
+                "the commands changed {} that {} not dependency files ({}): {}{}; nothing was pushed",
+                if foreign.len() == 1 {
+                    "a file"
+                } else {
+                    "files"
+                },
+                if foreign.len() == 1 { "is" } else { "are" },
+                self.mission.files_of(ecosystems.iter().copied()),
+                foreign[..shown].join(", "),
+                if foreign.len() > shown {
+                    format!(" and {} more", foreign.len() - shown)
+                } else {
+                    String::new()
+                }
+            )));
+        }
         progress.step(&format!(
             "committed {} as {} ({} file{})",
             short(commit.id),
@@ -1151,6 +1206,28 @@ fn commit_message(unit: &Unit<'_>) -> String {
     message
 }
 
+/// The updates of a single branch, all sharing its fate.
+fn branch_updates(
+    updates: &[Update],
+    branch: &str,
+    pull_request: Option<u64>,
+    test: Verdict,
+) -> Vec<UpdateReport> {
+    updates
+        .iter()
+        .map(|u| UpdateReport {
+            package: u.package.clone(),
+            from: u.from.clone(),
+            to: u.to.clone(),
+            update_type: u.update_type.as_str().to_string(),
+            branch: Some(branch.to_string()),
+            landed: pull_request.is_some(),
+            pull_request,
+            test,
+        })
+        .collect()
+}
+
 /// The fate of each declared update: the last unit that carried it decides.
 fn update_reports(
     updates: &[Update],
@@ -1200,6 +1277,14 @@ fn update_reports(
         .collect()
 }
 
+/// How a batch that was split failed, for messages.
+fn batch_failure(outcome: &Outcome) -> &'static str {
+    match outcome {
+        Outcome::CommandFailed(_) => "a command failed on the batch",
+        _ => "the batch failed its tests",
+    }
+}
+
 /// The action's status from its units' outcomes.
 fn conclude(results: &[(Unit<'_>, Outcome)], strategy: FallbackStrategy) -> (Status, String) {
     // With individual_on_failure, a red batch that was split is explained by the splits.
@@ -1207,7 +1292,10 @@ fn conclude(results: &[(Unit<'_>, Outcome)], strategy: FallbackStrategy) -> (Sta
     let considered = if split { &results[1..] } else { results };
     let mut parts = Vec::new();
     if split {
-        parts.push("the batch failed its tests, so each update was tried alone".to_string());
+        parts.push(format!(
+            "{}, so each update was tried alone",
+            batch_failure(&results[0].1)
+        ));
     }
     let mut status = Status::Skipped;
     let mut rank = |s: Status| {

@@ -83,6 +83,8 @@ codes! {
     PathGitDir => "path.git_dir",
     /// A path with control or otherwise unusable characters.
     PathInvalidChar => "path.invalid_char",
+    /// A `lock_files` entry that no declared ecosystem may change (a warning).
+    LockFileNotCommitted => "lock_files.not_committed",
     /// An empty label.
     LabelEmpty => "label.empty",
     /// A label longer than 50 characters.

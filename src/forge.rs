@@ -47,6 +47,10 @@ pub struct PullRequest {
     pub body: String,
     pub labels: Vec<String>,
     pub draft: bool,
+    /// Whether the head branch lives in another repository (a fork): never Quartermaster's, even
+    /// when its branch has a `quartermaster/` name.
+    #[serde(default)]
+    pub from_fork: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -138,15 +142,15 @@ impl ForgeError {
 
 pub type Result<T> = std::result::Result<T, ForgeError>;
 
-/// Of the PRs whose head is `branch`, the open one if any, else the most recent: what
-/// [`Forge::find_pull_request`] answers.
+/// Of the PRs whose head is `branch` in this repository (not a fork's branch of the same name), the
+/// open one if any, else the most recent: what [`Forge::find_pull_request`] answers.
 pub fn choose_pull_request(
     candidates: impl IntoIterator<Item = PullRequest>,
     branch: &str,
 ) -> Option<PullRequest> {
     candidates
         .into_iter()
-        .filter(|p| p.head == branch)
+        .filter(|p| p.head == branch && !p.from_fork)
         .min_by_key(|p| (p.state != State::Open, std::cmp::Reverse(p.number)))
 }
 

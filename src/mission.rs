@@ -8,7 +8,8 @@
 //!   "action_types": ["create_mr", "skip", ...],
 //!   "ecosystems": {
 //!     "go": { "packages": "go-module", "versions": "go",
-//!             "commands": ["go get <pkg>@<ver>", "go mod tidy"] }
+//!             "commands": ["go get <pkg>@<ver>", "go mod tidy"],
+//!             "files": ["go.mod", "go.sum"] }
 //!   },
 //!   "test_runners": { ... optional, same shape as missions/test-runners.json ... }
 //! }
@@ -18,6 +19,10 @@
 //! policy (`missions/test-runners.json`) are embedded in the binary; `--missions-dir DIR` adds
 //! missions from `DIR/<name>/allowlist.json`, which take precedence over embedded ones of the same
 //! name. The pattern language is described in [`pattern`].
+//!
+//! `files` are the only files an ecosystem's commands may change: globs (`*` within a name) that
+//! match the end of a path, so `go.sum` matches `go.sum` and `providers/s3/go.sum`. A change to any
+//! other file (a workflow, a script, an `.npmrc`) refuses the branch; nothing is committed.
 
 pub mod grammar;
 pub mod pattern;
@@ -81,12 +86,21 @@ pub struct Mission {
     pub origin: String,
 }
 
-/// An ecosystem's grammars and allowed update commands.
+/// An ecosystem's grammars, allowed update commands, and the files they may change.
 #[derive(Debug, Clone)]
 pub struct Ecosystem {
     pub packages: PackageGrammar,
     pub versions: VersionGrammar,
     pub commands: Vec<Pattern>,
+    pub files: Vec<String>,
+    file_set: globset::GlobSet,
+}
+
+impl Ecosystem {
+    /// Whether `path` (relative to the repository root, `/`-separated) is one of its files.
+    pub fn owns_file(&self, path: &str) -> bool {
+        self.file_set.is_match(path)
+    }
 }
 
 #[derive(Deserialize)]
@@ -106,6 +120,7 @@ struct EcosystemFile {
     packages: PackageGrammar,
     versions: VersionGrammar,
     commands: Vec<String>,
+    files: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -207,12 +222,16 @@ impl Mission {
                         .map_err(|e| invalid(format!("ecosystem `{eco}`, pattern `{c}`: {e}")))
                 })
                 .collect::<Result<Vec<_>, _>>()?;
+            let file_set = file_globs(&spec.files)
+                .map_err(|e| invalid(format!("ecosystem `{eco}`, files: {e}")))?;
             ecosystems.insert(
                 eco,
                 Ecosystem {
                     packages: spec.packages,
                     versions: spec.versions,
                     commands,
+                    files: spec.files,
+                    file_set,
                 },
             );
         }
@@ -234,6 +253,28 @@ impl Mission {
             tests,
             origin: origin.to_string(),
         })
+    }
+
+    /// Whether some ecosystem in `ecosystems` owns `path`.
+    pub fn owns_file<'e>(&self, mut ecosystems: impl Iterator<Item = &'e str>, path: &str) -> bool {
+        ecosystems.any(|e| {
+            self.ecosystems
+                .get(e)
+                .is_some_and(|eco| eco.owns_file(path))
+        })
+    }
+
+    /// The file patterns of `ecosystems`, joined for messages (`none` when there are none).
+    pub fn files_of<'e>(&self, ecosystems: impl Iterator<Item = &'e str>) -> String {
+        let files: BTreeSet<&str> = ecosystems
+            .filter_map(|e| self.ecosystems.get(e))
+            .flat_map(|e| e.files.iter().map(String::as_str))
+            .collect();
+        if files.is_empty() {
+            "none".to_string()
+        } else {
+            files.into_iter().collect::<Vec<_>>().join(", ")
+        }
     }
 
     /// Programs that may start an update command, sorted.
@@ -612,6 +653,24 @@ fn is_inline_flag(program: &str, arg: &str) -> bool {
     }
 }
 
+/// Compiles an ecosystem's `files`: each glob matches a whole path or its end.
+fn file_globs(files: &[String]) -> Result<globset::GlobSet, String> {
+    let mut set = globset::GlobSetBuilder::new();
+    for file in files {
+        if file.is_empty() || file.starts_with('/') || file.split('/').any(|c| c == "..") {
+            return Err(format!("`{file}` must be a relative file pattern"));
+        }
+        // A leading `**/` matches any number of directories, none included.
+        set.add(
+            globset::GlobBuilder::new(&format!("**/{file}"))
+                .literal_separator(true)
+                .build()
+                .map_err(|e| format!("`{file}`: {e}"))?,
+        );
+    }
+    set.build().map_err(|e| e.to_string())
+}
+
 fn compile_tests(file: TestRunnersFile) -> Result<Vec<TestPattern>, String> {
     let mut sets: BTreeMap<&str, Vec<FlagSpec>> = BTreeMap::new();
     for (name, specs) in &file.flag_sets {
@@ -729,11 +788,11 @@ mod tests {
         write(
             "deps",
             r#"{"description":"only go","action_types":["create_mr"],
-                "ecosystems":{"go":{"packages":"go-module","versions":"go","commands":["go mod tidy"]}}}"#,
+                "ecosystems":{"go":{"packages":"go-module","versions":"go","commands":["go mod tidy"],"files":["go.mod","go.sum"]}}}"#,
         );
         write(
             "broken",
-            r#"{"description":"x","action_types":["create_mr"],"ecosystems":{"go":{"packages":"go-module","versions":"go","commands":["go get <ver>"]}}}"#,
+            r#"{"description":"x","action_types":["create_mr"],"ecosystems":{"go":{"packages":"go-module","versions":"go","commands":["go get <ver>"],"files":["go.mod"]}}}"#,
         );
         write(
             "typo",

@@ -281,7 +281,20 @@ fn repo_context(ctx: &Value, mission: &Mission, at: &Pointer, out: &mut Vec<Find
     }
     let lock_files: Vec<String> = field(ctx, "lock_files").unwrap_or_default();
     for (i, file) in lock_files.iter().enumerate() {
-        relative_path(file, &at.key("lock_files").index(i), out);
+        let at = at.key("lock_files").index(i);
+        let before = out.len();
+        relative_path(file, &at, out);
+        if out.len() == before && !mission.owns_file(ecosystems.iter().map(String::as_str), file) {
+            out.push(Finding::warning(
+                at,
+                Code::LockFileNotCommitted,
+                format!(
+                    "`{}` is not a dependency file of the declared ecosystems, so Quartermaster would refuse a branch that changes it; the files it commits: {}",
+                    clip(file),
+                    mission.files_of(ecosystems.iter().map(String::as_str))
+                ),
+            ));
+        }
     }
 }
 

@@ -1100,8 +1100,19 @@ fn warnings_do_not_invalidate() {
         .unwrap()
         .push(json!({"package": "github.com/gorilla/mux", "from": "v1.8.0", "to": "v1.8.1", "update_type": "patch"}));
     plan["actions"][3]["labels"] = json!(["a", "a"]);
+    plan["repo_context"]["lock_files"] = json!(["go.sum", ".github/workflows/ci.yml"]);
     let v = run(&plan, &deps());
     assert!(v.is_valid(), "{:?}", v.findings);
+    let lock = v
+        .warnings()
+        .find(|f| f.code.as_str() == "lock_files.not_committed")
+        .unwrap();
+    assert!(
+        lock.message.starts_with("`.github/workflows/ci.yml` is not a dependency file of the declared ecosystems, so Quartermaster would refuse a branch that changes it; the files it commits: "),
+        "{}",
+        lock.message
+    );
+    assert!(lock.message.contains("go.sum"), "{}", lock.message);
     let warnings: BTreeSet<(String, String)> = v
         .warnings()
         .map(|f| (f.pointer.clone(), f.code.as_str().to_string()))
@@ -1110,6 +1121,7 @@ fn warnings_do_not_invalidate() {
         ("/actions/1/updates/1", "update.unused"),
         ("/actions/1/updates/1/package", "update.duplicate_package"),
         ("/actions/3/labels/1", "label.duplicate"),
+        ("/repo_context/lock_files/1", "lock_files.not_committed"),
     ]
     .iter()
     .map(|(p, c)| (p.to_string(), c.to_string()))

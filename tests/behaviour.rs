@@ -42,6 +42,7 @@ on_every_forge!(
     create_mr_also_respects_human_commits,
     other_peoples_prs_and_issues_are_refused,
     close_mr_comments_closes_and_deletes_the_branch,
+    close_mr_keeps_a_branch_with_human_commits,
     skips_low_confidence_and_no_change_actions,
     dry_run_pushes_and_opens_nothing,
     the_checkout_is_left_exactly_as_it_was,
@@ -365,11 +366,15 @@ fn update_mr_leaves_a_branch_with_human_commits_alone(backend: Backend) {
     assert!(comments[0]["body"].as_str().unwrap().starts_with(
         "Quartermaster did not update `quartermaster/cargo`: the branch has commits by someone other than its bot identity (human@example.com)."
     ));
-    // Said once: a second run does not repeat it.
-    let again = f.run(&plan(vec![update]), &[]);
+    // Said once: a second run does not repeat it, nor does a further human commit.
+    let again = f.run(&plan(vec![update.clone()]), &[]);
     assert_eq!(again.status(0), "denied");
     assert_eq!(f.pulls()[0]["comments"].as_array().unwrap().len(), 1);
     assert_eq!(f.branches()["quartermaster/cargo"], human_tip);
+    f.human_commit("quartermaster/cargo", "MORE.md");
+    let third = f.run(&plan(vec![update]), &[]);
+    assert_eq!(third.status(0), "denied");
+    assert_eq!(f.pulls()[0]["comments"].as_array().unwrap().len(), 1);
 }
 
 fn an_amended_bot_commit_counts_as_a_human_edit(backend: Backend) {
@@ -463,6 +468,12 @@ fn other_peoples_prs_and_issues_are_refused(backend: Backend) {
             "action {i}"
         );
     }
+    // A refused update_mr still accounts for its updates.
+    assert_eq!(
+        run.action(4)["updates"],
+        json!([{"package": "greeting", "from": "1.0.0", "to": "1.0.1", "update_type": "patch",
+                "branch": "quartermaster/x", "landed": false, "test": "not_run"}])
+    );
     let pulls = f.pulls();
     assert!(
         pulls
@@ -522,6 +533,29 @@ fn close_mr_comments_closes_and_deletes_the_branch(backend: Backend) {
             .starts_with("PR #1 on quartermaster/cargo was closed without merging")
     );
     assert_eq!(f.pulls().len(), 1);
+}
+
+fn close_mr_keeps_a_branch_with_human_commits(backend: Backend) {
+    let f = Fixture::on(backend);
+    f.run(
+        &plan(vec![create_mr(
+            "quartermaster/cargo",
+            &[greeting()],
+            "batch",
+        )]),
+        &[],
+    );
+    f.human_commit("quartermaster/cargo", "NOTES.md");
+    let tip = f.branches()["quartermaster/cargo"].clone();
+    let close = json!({"type": "close_mr", "mr_id": 1, "delete_branch": true, "confidence": 0.9});
+    let run = f.run(&plan(vec![close]), &[]);
+    assert_eq!(run.code, 0, "{}", run.said());
+    assert_eq!(
+        run.reason(0),
+        "PR #1 closed; quartermaster/cargo was kept: it has commits by human@example.com"
+    );
+    assert_eq!(f.branches()["quartermaster/cargo"], tip);
+    assert_eq!(f.pulls()[0]["state"], "closed");
 }
 
 #[test]
@@ -732,12 +766,17 @@ fn the_token_never_reaches_children_config_reports_or_logs(backend: Backend) {
         &format!(
             "git config http.https://github.com/.extraheader 'AUTHORIZATION: basic {b64}' && \
              git config includeIf.gitdir:{}/.git.path {} && \
-             git config remote.mirror.url https://oauth2:{CANARY}@gitlab.example.com/g/p.git",
+             git config remote.mirror.url https://oauth2:{CANARY}@gitlab.example.com/g/p.git && \
+             git config remote.origin.pushurl https://oauth2:{CANARY}@gitlab.example.com/g/p.git && \
+             git config url.https://x-access-token:{CANARY}@github.com/.insteadOf https://github.com/ && \
+             git init --quiet --bare .git/modules/vendored && \
+             git --git-dir=.git/modules/vendored config http.https://github.com/.extraheader 'AUTHORIZATION: basic {b64}'",
             f.checkout.display(),
             creds.display()
         ),
     );
     let config_before = std::fs::read(f.checkout.join(".git/config")).unwrap();
+    let submodule_before = std::fs::read(f.checkout.join(".git/modules/vendored/config")).unwrap();
     let creds_before = std::fs::read(&creds).unwrap();
     let mut dump = create_mr("quartermaster/cargo", &[greeting()], "batch");
     dump["test_command"] = json!("make envdump");
@@ -758,6 +797,10 @@ fn the_token_never_reaches_children_config_reports_or_logs(backend: Backend) {
     assert!(
         config_seen.contains("[remote \"origin\"]"),
         "the dump worked"
+    );
+    assert!(
+        config_seen.contains("bare = true"),
+        "the submodule's config was dumped"
     );
     let report = std::fs::read_to_string(f.root.path().join("report.json")).unwrap();
     let read = |name: &str| std::fs::read_to_string(f.root.path().join(name)).unwrap_or_default();
@@ -785,7 +828,10 @@ fn the_token_never_reaches_children_config_reports_or_logs(backend: Backend) {
         ("the pushed branch", sh(&f.remote, "git log -p --all")),
     ];
     for (place, text) in places {
-        assert!(!text.contains(CANARY), "the token leaked into {place}");
+        assert!(
+            !text.contains(CANARY),
+            "the token leaked into {place}: {text}"
+        );
         assert!(!text.contains(b64), "the encoded token leaked into {place}");
     }
     assert_eq!(
@@ -797,6 +843,11 @@ fn the_token_never_reaches_children_config_reports_or_logs(backend: Backend) {
         std::fs::read(f.checkout.join(".git/config")).unwrap(),
         config_before,
         "checkout config restored byte for byte"
+    );
+    assert_eq!(
+        std::fs::read(f.checkout.join(".git/modules/vendored/config")).unwrap(),
+        submodule_before,
+        "submodule config restored byte for byte"
     );
     assert!(
         run.output()
@@ -931,4 +982,111 @@ fn no_temporary_directory_is_left_behind() {
         .map(|e| e.path())
         .collect();
     assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn a_command_that_changes_more_than_dependency_files_gets_nothing_pushed() {
+    let f = Fixture::new();
+    // A mission whose command is a Makefile target stands in for an update tool that writes
+    // outside the dependency files (a post-install step, a hijacked plugin).
+    let missions = f.root.path().join("missions");
+    std::fs::create_dir_all(missions.join("escape")).unwrap();
+    std::fs::write(
+        missions.join("escape/allowlist.json"),
+        r#"{"description": "escape", "action_types": ["create_mr"],
+            "ecosystems": {"cargo": {"packages": "crates", "versions": "semver",
+                                     "commands": ["make <pkg>"], "files": ["Cargo.toml", "Cargo.lock"]}}}"#,
+    )
+    .unwrap();
+    let mut action = create_mr(
+        "quartermaster/escape",
+        &[json!({"package": "escape", "from": "1.0.0", "to": "1.0.1", "update_type": "patch"})],
+        "batch",
+    );
+    action["commands"] = json!(["make escape"]);
+    let before = f.branches();
+    let run = f.run(
+        &plan(vec![action]),
+        &[
+            "--mission",
+            "escape",
+            "--missions-dir",
+            missions.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(run.code, 1, "{}", run.said());
+    assert_eq!(run.status(0), "denied");
+    assert_eq!(
+        run.reason(0),
+        "the commands changed files that are not dependency files (Cargo.lock, Cargo.toml): `.github/workflows/release.yml`, `src/lib.rs`; nothing was pushed"
+    );
+    assert!(run.action(0)["test"].is_null(), "no test ran");
+    assert_eq!(f.branches(), before);
+    assert!(f.pulls().is_empty());
+}
+
+#[test]
+fn individual_on_failure_also_splits_when_a_command_fails_on_the_batch() {
+    let f = Fixture::new();
+    // No farewell 9.9.9 exists: its command fails, in the batch and alone; greeting lands.
+    let missing =
+        json!({"package": "farewell", "from": "2.0.0", "to": "9.9.9", "update_type": "major"});
+    let run = f.run(
+        &plan(vec![create_mr(
+            "quartermaster/cargo",
+            &[greeting(), missing],
+            "individual_on_failure",
+        )]),
+        &[],
+    );
+    assert_eq!(run.code, 1, "{}", run.said());
+    let reason = run.reason(0);
+    assert!(
+        reason.starts_with("a command failed on the batch, so each update was tried alone; quartermaster/cargo--greeting: PR #1 created; quartermaster/cargo--farewell: `cargo update -p farewell --precise 9.9.9` failed"),
+        "{reason}"
+    );
+    assert_eq!(f.pulls().len(), 1);
+    assert_eq!(f.pulls()[0]["head"], "quartermaster/cargo--greeting");
+    let updates = &run.action(0)["updates"];
+    assert_eq!(updates[0]["landed"], true);
+    assert_eq!(updates[1]["landed"], false);
+    assert_eq!(updates[1]["test"], "not_run");
+}
+
+/// A fork's PR on a branch named `quartermaster/cargo`, even with the bot label, is someone else's:
+/// it is neither touched nor mistaken for the PR of Quartermaster's own branch.
+fn fork_prs_are_never_quartermasters(backend: Backend) {
+    let f = Fixture::on(backend);
+    let fork = f.seed_fork_pull("quartermaster/cargo", &["quartermaster"]);
+    let run = f.run(
+        &plan(vec![
+            json!({"type": "close_mr", "mr_id": fork, "delete_branch": true, "confidence": 0.9}),
+            create_mr("quartermaster/cargo", &[greeting()], "batch"),
+        ]),
+        &[],
+    );
+    assert_eq!(run.code, 1, "{}", run.said());
+    assert_eq!(run.status(0), "denied");
+    assert_eq!(
+        run.reason(0),
+        format!("PR #{fork} is not Quartermaster's: its branch quartermaster/cargo is in a fork")
+    );
+    assert_eq!(run.status(1), "done", "{}", run.said());
+    let ours = run.action(1)["pull_requests"][0]["number"]
+        .as_u64()
+        .unwrap();
+    assert_ne!(ours, fork);
+    let pulls = f.pulls();
+    assert_eq!(pulls.len(), 2);
+    assert!(pulls.iter().all(|p| p["state"] == "open"));
+}
+
+#[test]
+fn fork_prs_are_never_quartermasters_on_github() {
+    fork_prs_are_never_quartermasters(Backend::Github)
+}
+
+#[test]
+fn fork_prs_are_never_quartermasters_on_gitlab() {
+    fork_prs_are_never_quartermasters(Backend::Gitlab)
 }

@@ -136,7 +136,7 @@ fn custom_missions_dir_narrows_the_allowlist() {
     std::fs::write(
         dir.path().join("go-only/allowlist.json"),
         r#"{"description": "Go without tidy", "action_types": ["create_mr", "update_mr", "create_issue", "comment_mr", "comment_issue", "close_mr", "skip"],
-            "ecosystems": {"go": {"packages": "go-module", "versions": "go", "commands": ["go get <pkg>@<ver>"]}}}"#,
+            "ecosystems": {"go": {"packages": "go-module", "versions": "go", "commands": ["go get <pkg>@<ver>"], "files": ["go.mod", "go.sum"]}}}"#,
     )
     .unwrap();
     qm().arg("validate")

@@ -1,4 +1,5 @@
-//! The README documents every finding code and every update command of the deps mission.
+//! The README documents every finding code, and every update command and dependency file of the
+//! deps mission.
 
 use quartermaster::finding::Code;
 
@@ -29,6 +30,16 @@ fn every_deps_command_is_documented() {
                 pattern.source()
             );
         }
+    }
+    for (name, eco) in &deps.ecosystems {
+        let files: Vec<String> = eco.files.iter().map(|f| format!("`{f}`")).collect();
+        let row_ends = format!("| {} |", files.join(", "));
+        assert!(
+            readme
+                .lines()
+                .any(|l| l.starts_with(&format!("| {name} |")) && l.ends_with(&row_ends)),
+            "README's {name} row lacks its files {row_ends}"
+        );
     }
     for runner in deps.test_runners() {
         assert!(

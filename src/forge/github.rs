@@ -211,6 +211,11 @@ impl GithubForge {
             (Some(IssueState::Open), None) => State::Open,
             _ => State::Closed,
         };
+        // A head repository that differs from the base's, or that is gone (a deleted fork).
+        let from_fork = match (&pr.head.repo, &pr.base.repo) {
+            (Some(head), Some(base)) => head.id != base.id,
+            _ => true,
+        };
         PullRequest {
             number: pr.number,
             url: pr.html_url.map(|u| u.to_string()).unwrap_or_default(),
@@ -226,6 +231,7 @@ impl GithubForge {
                 .map(|l| l.name)
                 .collect(),
             draft: pr.draft.unwrap_or(false),
+            from_fork,
         }
     }
 

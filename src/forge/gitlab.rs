@@ -54,6 +54,8 @@ struct Mr {
     state: String,
     source_branch: String,
     target_branch: String,
+    source_project_id: u64,
+    target_project_id: u64,
     #[serde(default)]
     labels: Vec<String>,
     web_url: String,
@@ -261,8 +263,9 @@ impl GitlabForge {
             number: mr.iid,
             url: mr.web_url,
             state: match mr.state.as_str() {
-                "opened" | "locked" => State::Open,
-                "merged" => State::Merged,
+                "opened" => State::Open,
+                // `locked`: being merged right now; nothing may touch it.
+                "merged" | "locked" => State::Merged,
                 _ => State::Closed,
             },
             head: mr.source_branch,
@@ -275,6 +278,7 @@ impl GitlabForge {
             body: mr.description.unwrap_or_default(),
             labels: mr.labels,
             draft,
+            from_fork: mr.source_project_id != mr.target_project_id,
         }
     }
 
@@ -598,5 +602,39 @@ impl Forge for GitlabForge {
                 .find(|c| c.body == body))
         })
         .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mr(state: &str, source_project_id: u64) -> Mr {
+        serde_json::from_value(serde_json::json!({
+            "iid": 7, "title": "Draft: bump", "description": null, "state": state,
+            "source_branch": "quartermaster/x", "target_branch": "main",
+            "source_project_id": source_project_id, "target_project_id": 3,
+            "labels": ["quartermaster"], "web_url": "https://gitlab.example.com/g/p/-/merge_requests/7"
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn merge_requests_map_states_drafts_and_forks() {
+        let states: Vec<State> = ["opened", "locked", "merged", "closed"]
+            .into_iter()
+            .map(|s| GitlabForge::pull_request_of(mr(s, 3)).state)
+            .collect();
+        // `locked` is a merge in progress: never something to push to.
+        assert_eq!(
+            states,
+            [State::Open, State::Merged, State::Merged, State::Closed]
+        );
+        let pr = GitlabForge::pull_request_of(mr("opened", 3));
+        assert_eq!(
+            (pr.title.as_str(), pr.draft, pr.from_fork),
+            ("bump", true, false)
+        );
+        assert!(GitlabForge::pull_request_of(mr("opened", 2)).from_fork);
     }
 }

@@ -222,6 +222,7 @@ impl LocalForge {
             body: item.body,
             labels: item.labels,
             draft: item.draft,
+            from_fork: false,
         }
     }
 

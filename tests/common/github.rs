@@ -12,6 +12,13 @@ use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
 pub const OWNER: &str = "octo";
 pub const REPO: &str = "hello";
+/// Who owns the fork fork PRs come from, and its repository id.
+const FORK_OWNER: &str = "forker";
+const FORK_ID: u64 = 987_654;
+
+fn head_owner(p: &Pull) -> &'static str {
+    if p.fork { FORK_OWNER } else { OWNER }
+}
 
 #[derive(Debug, Clone)]
 pub struct Pull {
@@ -24,6 +31,8 @@ pub struct Pull {
     pub base: String,
     pub labels: Vec<String>,
     pub draft: bool,
+    /// Opened from a fork: its head lives in another repository.
+    pub fork: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -226,7 +235,12 @@ impl State {
             p.number
         ));
         v["head"]["ref"] = json!(p.head);
-        v["head"]["label"] = json!(format!("{OWNER}:{}", p.head));
+        v["head"]["label"] = json!(format!("{}:{}", head_owner(p), p.head));
+        if p.fork {
+            v["head"]["repo"]["id"] = json!(FORK_ID);
+            v["head"]["repo"]["full_name"] = json!(format!("{FORK_OWNER}/{REPO}"));
+            v["head"]["repo"]["fork"] = json!(true);
+        }
         v["base"]["ref"] = json!(p.base);
         v["base"]["label"] = json!(format!("{OWNER}:{}", p.base));
         v["merged_at"] = if p.merged {
@@ -363,7 +377,7 @@ impl State {
                     .pulls
                     .values()
                     .rev()
-                    .filter(|p| head.is_empty() || format!("{OWNER}:{}", p.head) == head)
+                    .filter(|p| head.is_empty() || format!("{}:{}", head_owner(p), p.head) == head)
                     .filter(|p| state == "all" || p.state == state)
                     .map(|p| self.pull_json(p, true))
                     .collect();
@@ -382,7 +396,7 @@ impl State {
                 if self
                     .pulls
                     .values()
-                    .any(|p| p.head == head && p.state == "open")
+                    .any(|p| p.head == head && !p.fork && p.state == "open")
                 {
                     return ResponseTemplate::new(422).set_body_json(json!({
                         "message": "Validation Failed",
@@ -403,6 +417,7 @@ impl State {
                     base: body["base"].as_str().unwrap_or_default().into(),
                     labels: Vec::new(),
                     draft: body["draft"].as_bool().unwrap_or(false),
+                    fork: false,
                 };
                 let v = self.pull_json(&p, false);
                 self.pulls.insert(number, p);
@@ -588,8 +603,16 @@ impl State {
                 base: "main".into(),
                 labels: labels.iter().map(|l| l.to_string()).collect(),
                 draft: false,
+                fork: false,
             },
         );
+        number
+    }
+
+    /// A PR from a fork whose branch has the same name as one of ours.
+    pub fn seed_fork_pull(&mut self, head: &str, labels: &[&str]) -> u64 {
+        let number = self.seed_pull(head, labels);
+        self.pulls.get_mut(&number).unwrap().fork = true;
         number
     }
 

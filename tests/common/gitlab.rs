@@ -10,6 +10,8 @@ use std::sync::{Arc, Mutex};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
 pub const PROJECT_ID: u64 = 42;
+/// The project fork MRs come from.
+const FORK_PROJECT_ID: u64 = 4242;
 pub const PROJECT_PATH: &str = "group/project";
 
 #[derive(Debug, Clone)]
@@ -21,6 +23,8 @@ pub struct Mr {
     pub source: String,
     pub target: String,
     pub labels: Vec<String>,
+    /// Opened from a fork: its source project is another one.
+    pub fork: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -197,6 +201,8 @@ impl State {
         v["iid"] = json!(m.iid);
         v["id"] = json!(1000 + m.iid);
         v["project_id"] = json!(PROJECT_ID);
+        v["target_project_id"] = json!(PROJECT_ID);
+        v["source_project_id"] = json!(if m.fork { FORK_PROJECT_ID } else { PROJECT_ID });
         v["title"] = json!(m.title);
         v["description"] = json!(m.description);
         v["state"] = json!(m.state);
@@ -358,7 +364,7 @@ impl State {
                 if let Some(open) = self
                     .mrs
                     .values()
-                    .find(|m| m.source == source && m.state == "opened")
+                    .find(|m| m.source == source && !m.fork && m.state == "opened")
                 {
                     return ResponseTemplate::new(409).set_body_json(json!({
                         "message": [format!("Another open merge request already exists for this source branch: !{}", open.iid)]
@@ -376,6 +382,7 @@ impl State {
                     source,
                     target: form.get("target_branch").cloned().unwrap_or_default(),
                     labels: list(form.get("labels")),
+                    fork: false,
                 };
                 let v = self.mr_json(&m, false);
                 self.mrs.insert(iid, m);
@@ -529,8 +536,16 @@ impl State {
                 source: head.into(),
                 target: "main".into(),
                 labels: labels.iter().map(|l| l.to_string()).collect(),
+                fork: false,
             },
         );
+        iid
+    }
+
+    /// An MR from a fork whose branch has the same name as one of ours.
+    pub fn seed_fork_pull(&mut self, head: &str, labels: &[&str]) -> u64 {
+        let iid = self.seed_pull(head, labels);
+        self.mrs.get_mut(&iid).unwrap().fork = true;
         iid
     }
 

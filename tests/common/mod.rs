@@ -157,10 +157,10 @@ impl Fixture {
         std::fs::write(
             seed.join("Makefile"),
             format!(
-                "test:\n\tcargo test\n\ntamper:\n\tfor c in $$TMPDIR/quartermaster-*/config; do echo '[url \"http://127.0.0.1:9/\"]' >> $$c; done\n\tcargo test\n\nrace:\n\tgit --git-dir={remote} update-ref refs/heads/quartermaster/cargo refs/heads/main\n\tcargo test\n\nslow:\n\tsleep 60 & sleep 60\n\ninject:\n\t@echo '::add-mask::everything'\n\t@echo '::error::injected by a test'\n\t@exit 1\n\nenvdump:\n\tprintenv > {dump}/env.txt\n\tcat {config} > {dump}/config.txt\n\tcargo test\n",
+                "test:\n\tcargo test\n\ntamper:\n\tfor c in $$TMPDIR/quartermaster-*/config; do echo '[url \"http://127.0.0.1:9/\"]' >> $$c; done\n\tcargo test\n\nrace:\n\tgit --git-dir={remote} update-ref refs/heads/quartermaster/cargo refs/heads/main\n\tcargo test\n\nslow:\n\tsleep 60 & sleep 60\n\nescape:\n\tmkdir -p .github/workflows\n\techo 'on: push' > .github/workflows/release.yml\n\techo '// edited' >> src/lib.rs\n\techo '# edited' >> Cargo.toml\n\ninject:\n\t@echo '::add-mask::everything'\n\t@echo '::error::injected by a test'\n\t@exit 1\n\nenvdump:\n\tprintenv > {dump}/env.txt\n\tcat {gitdir}/config $$(find {gitdir}/modules -name config 2>/dev/null) > {dump}/config.txt\n\tcargo test\n",
                 dump = f.dump.display(),
                 remote = f.remote.display(),
-                config = f.checkout.join(".git/config").display()
+                gitdir = f.checkout.join(".git").display()
             ),
         )
         .unwrap();
@@ -285,6 +285,25 @@ impl Fixture {
             }
             Backend::Github => self.github().state.lock().unwrap().seed_pull(head, labels),
             Backend::Gitlab => self.gitlab().state.lock().unwrap().seed_pull(head, labels),
+        }
+    }
+
+    /// A PR from a fork, on a branch named like one of Quartermaster's (GitHub and GitLab only).
+    pub fn seed_fork_pull(&self, head: &str, labels: &[&str]) -> u64 {
+        match self.backend {
+            Backend::Local => panic!("the local forge has no forks"),
+            Backend::Github => self
+                .github()
+                .state
+                .lock()
+                .unwrap()
+                .seed_fork_pull(head, labels),
+            Backend::Gitlab => self
+                .gitlab()
+                .state
+                .lock()
+                .unwrap()
+                .seed_fork_pull(head, labels),
         }
     }
 
