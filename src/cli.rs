@@ -21,6 +21,7 @@ use serde::Serialize;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
 use std::time::{Instant, SystemTime};
 
 /// Exit code: the plan or configuration is invalid and nothing ran.
@@ -315,6 +316,7 @@ fn run_command(args: &RunArgs) -> ExitCode {
         timing: Timing::default(),
         forge_requests: 0,
         exit_code: 0,
+        error: None,
         actions: Vec::new(),
     };
     if let Some(plan) = &validation.plan {
@@ -336,7 +338,10 @@ fn run_command(args: &RunArgs) -> ExitCode {
                 report.actions = actions;
                 report.forge_requests = requests;
             }
-            Err(e) => return fail(&e.to_string()),
+            Err(e) => {
+                eprintln!("error: {e}");
+                report.error = Some(e.to_string());
+            }
         }
     } else {
         progress.line("quartermaster: the plan is invalid; nothing ran");
@@ -344,6 +349,8 @@ fn run_command(args: &RunArgs) -> ExitCode {
     report.finished_at = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
     report.conclude(started.elapsed().as_millis() as u64);
     let markdown = report.to_markdown();
+    // Every output is attempted: one that cannot be written does not cost the others.
+    let mut unwritten = false;
     for (path, text) in [
         (&config.report, report.to_json()),
         (&config.summary, markdown.clone()),
@@ -352,37 +359,48 @@ fn run_command(args: &RunArgs) -> ExitCode {
             && let Err(e) = std::fs::write(path, text)
         {
             eprintln!("error: cannot write {}: {e}", path.display());
-            return ExitCode::from(EXIT_INVALID);
+            unwritten = true;
         }
     }
     if let Err(e) = publish_to_ci(&config, &report, &markdown) {
         eprintln!("error: {e}");
-        return ExitCode::from(EXIT_INVALID);
+        unwritten = true;
     }
     if progress.is_github() {
         progress.quoted(&markdown);
     } else {
         let _ = std::io::stdout().write_all(markdown.as_bytes());
     }
-    ExitCode::from(report.exit_code)
+    ExitCode::from(if unwritten {
+        report.exit_code.max(1)
+    } else {
+        report.exit_code
+    })
 }
 
 /// GitHub Actions: the job summary and the step outputs.
 fn publish_to_ci(config: &RunConfig, report: &RunReport, markdown: &str) -> Result<(), String> {
     use crate::report::github;
     let ci = &config.ci;
-    if let Some(path) = ci.github_step_summary.as_deref().filter(|p| !p.is_empty()) {
-        github::append(Path::new(path), markdown)
-            .map_err(|e| format!("cannot write the job summary {path}: {e}"))?;
+    let mut errors = Vec::new();
+    if let Some(path) = ci.github_step_summary.as_deref().filter(|p| !p.is_empty())
+        && let Err(e) = github::append(Path::new(path), markdown)
+    {
+        errors.push(format!("cannot write the job summary {path}: {e}"));
     }
-    if let Some(path) = ci.github_output.as_deref().filter(|p| !p.is_empty()) {
-        github::append(
+    if let Some(path) = ci.github_output.as_deref().filter(|p| !p.is_empty())
+        && let Err(e) = github::append(
             Path::new(path),
             &github::outputs(report, config.report.as_deref()),
         )
-        .map_err(|e| format!("cannot write the step outputs {path}: {e}"))?;
+    {
+        errors.push(format!("cannot write the step outputs {path}: {e}"));
     }
-    Ok(())
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors.join("; "))
+    }
 }
 
 /// Runs a valid plan: hardens the process, opens the forge, hides persisted credentials, and
@@ -397,6 +415,13 @@ fn execute(
     // Children run as the same user; a non-dumpable process keeps them out of /proc/<pid>/environ
     // and memory, where the token lives.
     let _ = nix::sys::prctl::set_dumpable(false);
+    if let Err(e) = crate::process::become_subreaper() {
+        tracing::warn!(
+            "cannot become a child subreaper; daemons a command starts may outlive it: {e}"
+        );
+    }
+    let guard_slot: Arc<Mutex<Option<CredentialGuard>>> = Arc::default();
+    exit_on_signals(guard_slot.clone()).map_err(|e| invalid(format!("signal handlers: {e}")))?;
     let empty = tempfile::tempdir().map_err(|e| invalid(format!("temporary directory: {e}")))?;
     crate::git::isolate_from_user_config(empty.path()).map_err(|e| invalid(e.to_string()))?;
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -430,10 +455,42 @@ fn execute(
         child_env: crate::process::child_env(std::env::vars_os(), &config.extra_env),
         secrets: secret_forms(config),
     };
+    *lock(&guard_slot) = Some(guard);
     let engine = Engine::new(plan, mission, forge.as_ref(), &settings, progress);
     let actions = runtime.block_on(engine.run());
-    drop(guard);
+    drop(lock(&guard_slot).take());
     Ok((actions, forge.requests()))
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// On SIGINT, SIGTERM or SIGHUP (a cancelled job), stops the running command and its descendants,
+/// puts the checkout's credentials back, and exits with 128 + the signal. Without a handler, a
+/// container's PID 1 would ignore SIGTERM until the runtime's SIGKILL, which leaves no chance to
+/// restore anything.
+fn exit_on_signals(guard: Arc<Mutex<Option<CredentialGuard>>>) -> std::io::Result<()> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])?;
+    std::thread::spawn(move || {
+        if let Some(signal) = signals.forever().next() {
+            // Held until exit: the main thread, done with its actions, waits here instead of
+            // finishing the run as if nothing happened.
+            let mut guard = lock(&guard);
+            crate::process::interrupt();
+            if let Some(guard) = guard.as_mut() {
+                guard.restore();
+            }
+            eprintln!(
+                "quartermaster: interrupted by signal {signal}; the running command was killed and the run stopped"
+            );
+            std::process::exit(128 + signal);
+        }
+    });
+    Ok(())
 }
 
 /// The token as it may travel: raw, and base64 in HTTP basic credentials.

@@ -154,6 +154,30 @@ pub fn choose_pull_request(
         .min_by_key(|p| (p.state != State::Open, std::cmp::Reverse(p.number)))
 }
 
+/// An open PR found where one was about to be created, given the title, body and labels the new
+/// one would have had.
+pub async fn bring_up_to_date(
+    forge: &dyn Forge,
+    open: PullRequest,
+    new: &NewPullRequest,
+) -> Result<PullRequest> {
+    let edit = PullRequestEdit {
+        title: (open.title != new.title).then(|| new.title.clone()),
+        body: (open.body != new.body).then(|| new.body.clone()),
+        add_labels: new
+            .labels
+            .iter()
+            .filter(|l| !open.labels.contains(l))
+            .cloned()
+            .collect(),
+    };
+    if edit.is_empty() {
+        Ok(open)
+    } else {
+        forge.update_pull_request(open.number, &edit).await
+    }
+}
+
 /// The operations the engine needs from a forge.
 #[async_trait]
 pub trait Forge: Send + Sync {

@@ -83,6 +83,24 @@ pub const SAFE_DEFAULTS: &[(&str, &str)] = &[
 /// Set once the process is a child subreaper (see [`become_subreaper`]).
 static SUBREAPER: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
+/// The process group of the command running now (0: none), for [`interrupt`].
+static RUNNING_GROUP: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+/// Set by [`interrupt`]: no command starts any more.
+static INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// For a run being interrupted: no further command starts, and the one running now is killed with
+/// its whole process group and any orphan it left.
+pub fn interrupt() {
+    INTERRUPTED.store(true, std::sync::atomic::Ordering::SeqCst);
+    let group = RUNNING_GROUP.swap(0, std::sync::atomic::Ordering::SeqCst);
+    if group > 0 {
+        kill_group(Some(group));
+    }
+    if SUBREAPER.load(std::sync::atomic::Ordering::SeqCst) {
+        reap_orphans();
+    }
+}
+
 /// Makes orphaned descendants of our children (daemons that called `setsid` to leave their
 /// process group) our children, so that [`run`] can kill them when their command is over.
 pub fn become_subreaper() -> nix::Result<()> {
@@ -173,6 +191,9 @@ pub fn run(spec: &Spec<'_>) -> Outcome {
     let Some((program, args)) = spec.argv.split_first() else {
         return spawn_failed(started, "empty command".into());
     };
+    if INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst) {
+        return spawn_failed(started, "the run is being interrupted".into());
+    }
     let (reader, writer) = match std::io::pipe() {
         Ok(p) => p,
         Err(e) => return spawn_failed(started, format!("cannot create a pipe: {e}")),
@@ -202,6 +223,7 @@ pub fn run(spec: &Spec<'_>) -> Outcome {
         Err(e) => return spawn_failed(started, e.to_string()),
     };
     let group = handle.pids().first().map(|pid| *pid as i32);
+    RUNNING_GROUP.store(group.unwrap_or(0), std::sync::atomic::Ordering::SeqCst);
     let (done_tx, done_rx) = mpsc::channel();
     std::thread::spawn(move || {
         let _ = done_tx.send(read_tail(reader));
@@ -222,6 +244,7 @@ pub fn run(spec: &Spec<'_>) -> Outcome {
     };
     // Descendants left behind in the group (daemons, watchers) go with it, and so do those that
     // left the group.
+    RUNNING_GROUP.store(0, std::sync::atomic::Ordering::SeqCst);
     kill_group(group);
     if SUBREAPER.load(std::sync::atomic::Ordering::SeqCst) {
         reap_orphans();

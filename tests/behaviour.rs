@@ -1090,3 +1090,166 @@ fn fork_prs_are_never_quartermasters_on_github() {
 fn fork_prs_are_never_quartermasters_on_gitlab() {
     fork_prs_are_never_quartermasters(Backend::Gitlab)
 }
+
+#[test]
+fn a_daemon_a_test_leaves_behind_does_not_outlive_its_command() {
+    let f = Fixture::new();
+    let mut action = create_mr("quartermaster/cargo", &[greeting()], "batch");
+    // `setsid` takes the daemon out of the command's process group, beyond the group kill.
+    action["test_command"] = json!("make daemon");
+    let run = f.run(&plan(vec![action]), &[]);
+    assert_eq!(run.code, 0, "{}", run.said());
+    let pid = std::fs::read_to_string(f.dump.join("daemon.pid")).unwrap();
+    let pid = pid.trim();
+    assert!(!pid.is_empty());
+    let alive = std::path::Path::new(&format!("/proc/{pid}")).exists()
+        && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .unwrap_or_default()
+            .contains(") Z ");
+    if alive {
+        let _ = std::process::Command::new("kill")
+            .args(["-9", pid])
+            .status();
+    }
+    assert!(!alive, "the daemon {pid} survived the run");
+}
+
+#[test]
+fn a_cancelled_run_kills_its_command_and_restores_the_checkout() {
+    let f = Fixture::new();
+    sh(
+        &f.checkout,
+        "git config http.https://github.com/.extraheader 'AUTHORIZATION: basic eA=='",
+    );
+    let config_before = std::fs::read(f.checkout.join(".git/config")).unwrap();
+    let mut action = create_mr("quartermaster/cargo", &[greeting()], "batch");
+    action["test_command"] = json!("make hang");
+    let plan_path = f.write_plan(&plan(vec![action]));
+    let child = f
+        .qm_process()
+        .arg("run")
+        .arg("--plan")
+        .arg(&plan_path)
+        .arg("--checkout")
+        .arg(&f.checkout)
+        .args(["--forge", "local", "--forge-dir"])
+        .arg(&f.forge)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid_file = f.dump.join("hang.pid");
+    let started = Instant::now();
+    while !pid_file.exists() {
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "the test never started"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // While the command runs, the credentials are hidden.
+    assert_ne!(
+        std::fs::read(f.checkout.join(".git/config")).unwrap(),
+        config_before
+    );
+    let hung = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .to_string();
+    sh(f.root.path(), &format!("kill -TERM {}", child.id()));
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(128 + 15));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("quartermaster: interrupted by signal 15; the running command was killed and the run stopped"),
+        "{stderr}"
+    );
+    assert!(
+        !std::path::Path::new(&format!("/proc/{hung}")).exists()
+            || std::fs::read_to_string(format!("/proc/{hung}/stat"))
+                .unwrap_or_default()
+                .contains(") Z "),
+        "the test command {hung} survived"
+    );
+    assert_eq!(
+        std::fs::read(f.checkout.join(".git/config")).unwrap(),
+        config_before,
+        "checkout config restored byte for byte"
+    );
+    assert!(!f.branches().contains_key("quartermaster/cargo"));
+}
+
+#[test]
+fn packages_must_be_declared_and_scripts_must_exist() {
+    let f = Fixture::new();
+    let work = f.root.path().join("js");
+    sh(
+        f.root.path(),
+        &format!(
+            "git clone -q file://{} {}",
+            f.remote.display(),
+            work.display()
+        ),
+    );
+    std::fs::write(
+        work.join("package.json"),
+        r#"{"name": "hello", "dependencies": {"left-pad": "^1.0.0"}, "scripts": {"test": "make test"}}"#,
+    )
+    .unwrap();
+    sh(
+        &work,
+        "git add package.json && git commit -qm 'package.json' && git push -q origin main",
+    );
+    // An npm ecosystem whose command is a Makefile target: the checks come before anything runs.
+    let missions = f.root.path().join("missions");
+    std::fs::create_dir_all(missions.join("js")).unwrap();
+    std::fs::write(
+        missions.join("js/allowlist.json"),
+        r#"{"description": "js", "action_types": ["create_mr"],
+            "ecosystems": {"npm": {"packages": "npm", "versions": "semver",
+                                   "commands": ["make <pkg>"], "files": ["package.json"]}}}"#,
+    )
+    .unwrap();
+    let npm = |package: &str, branch: &str, test: &str| {
+        let mut action = create_mr(
+            branch,
+            &[json!({"package": package, "from": "1.0.0", "to": "1.0.1", "update_type": "patch"})],
+            "batch",
+        );
+        action["commands"] = json!([format!("make {package}")]);
+        action["test_command"] = json!(test);
+        action
+    };
+    let mut js_plan = plan(vec![
+        npm("lodash", "quartermaster/lodash", "npm test"),
+        npm("left-pad", "quartermaster/left-pad", "npm run lint"),
+    ]);
+    js_plan["repo_context"]["ecosystems"] = json!(["npm"]);
+    js_plan["repo_context"]["test_command"] = json!("npm test");
+    let run = f.run(
+        &js_plan,
+        &[
+            "--mission",
+            "js",
+            "--missions-dir",
+            missions.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(run.code, 1, "{}", run.said());
+    assert_eq!(
+        (run.status(0), run.reason(0)),
+        (
+            "denied",
+            "`lodash` is not a dependency the project declares in the repository root: Quartermaster updates dependencies, it does not add new ones"
+        )
+    );
+    assert_eq!(
+        (run.status(1), run.reason(1)),
+        (
+            "denied",
+            "`npm run lint`: package.json in the repository root has no script `lint`; only the project's own scripts run"
+        )
+    );
+    assert!(run.action(0)["commands"].as_array().unwrap().is_empty());
+    assert!(run.action(1)["commands"].as_array().unwrap().is_empty());
+}

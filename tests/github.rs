@@ -187,6 +187,52 @@ fn labels_refused_right_after_creation_are_retried() {
 }
 
 #[test]
+fn labels_lost_to_a_server_error_are_sent_again() {
+    let f = Fixture::on(Backend::Github);
+    f.github().fault(fault(
+        "POST",
+        "/issues/1/labels",
+        502,
+        json!({"message": "Server Error"}),
+    ));
+    let run = f.run(&one_pr(), &[]);
+    assert_eq!(run.code, 0, "{}", run.said());
+    let label_posts = calls(&f)
+        .iter()
+        .filter(|(m, u)| m == "POST" && u.ends_with("/labels"))
+        .count();
+    assert_eq!(label_posts, 2);
+    assert_eq!(
+        f.pulls()[0]["labels"],
+        json!(["quartermaster", "dependencies"])
+    );
+}
+
+#[test]
+fn a_pr_the_lookup_missed_is_adopted_and_brought_up_to_date() {
+    let f = Fixture::on(Backend::Github);
+    let existing = f.seed_pull("quartermaster/cargo", &["quartermaster"]);
+    // The listing lags behind: it does not show the open PR yet.
+    f.github().fault(fault("GET", "/pulls", 200, json!([])));
+    let run = f.run(&one_pr(), &[]);
+    assert_eq!(run.code, 0, "{}", run.said());
+    assert_eq!(run.reason(0), format!("PR #{existing} created"));
+    let pulls = f.pulls();
+    assert_eq!(pulls.len(), 1, "no second PR");
+    assert_eq!(
+        pulls[0]["title"],
+        "chore(deps): update cargo patch dependencies"
+    );
+    assert!(
+        pulls[0]["body"]
+            .as_str()
+            .unwrap()
+            .starts_with("Patch releases.")
+    );
+    assert_eq!(pulls[0]["labels"], json!(["quartermaster", "dependencies"]));
+}
+
+#[test]
 fn a_bad_token_fails_with_advice_and_the_report_is_written() {
     let f = Fixture::on(Backend::Github);
     f.github().state.lock().unwrap().token = "another-token".into();
@@ -385,6 +431,21 @@ fn missing_repository_or_token_is_a_configuration_error() {
     let run = f.run_with(&one_pr(), &[], &[("GITHUB_REPOSITORY", "")]);
     assert_eq!(run.code, 2);
     assert!(run.stderr.ends_with("error: GITHUB_REPOSITORY is not set: the github forge needs GITHUB_REPOSITORY (owner/name), as GitHub Actions sets it\n"), "{}", run.stderr);
+    // The report, the job summary and the outputs still say what happened.
+    assert_eq!(run.report["exit_code"], 2);
+    assert_eq!(
+        run.report["error"],
+        "GITHUB_REPOSITORY is not set: the github forge needs GITHUB_REPOSITORY (owner/name), as GitHub Actions sets it"
+    );
+    let summary = std::fs::read_to_string(f.root.path().join("step-summary.md")).unwrap();
+    assert!(
+        summary.contains(
+            "Quartermaster could not start; nothing ran.\n\n> GITHUB_REPOSITORY is not set"
+        ),
+        "{summary}"
+    );
+    let outputs = std::fs::read_to_string(f.root.path().join("github-output")).unwrap();
+    assert!(outputs.contains("exit-code=2\n"), "{outputs}");
     let run = f.run_with(&one_pr(), &[], &[("QM_TOKEN", "")]);
     assert_eq!(run.code, 2);
     assert!(

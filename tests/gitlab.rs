@@ -209,3 +209,47 @@ fn quick_actions_in_plan_text_are_escaped() {
         "{body}"
     );
 }
+
+#[test]
+fn the_token_check_is_retried_on_server_errors_and_explained_on_403() {
+    let f = Fixture::on(Backend::Gitlab);
+    f.gitlab().fault(Fault {
+        method: "GET",
+        path_suffix: "/user".into(),
+        status: 502,
+        headers: vec![],
+        body: json!({"message": "502 Bad Gateway"}),
+        times: 1,
+    });
+    let run = f.run(&one_mr(), &[]);
+    assert_eq!(run.code, 0, "{}", run.said());
+    let checks = calls(&f).into_iter().filter(|c| *c == get(USER)).count();
+    assert_eq!(checks, 2, "the token check was tried again");
+    assert_eq!(run.report["forge_requests"], calls(&f).len());
+
+    let f = Fixture::on(Backend::Gitlab);
+    f.gitlab().fault(Fault {
+        method: "GET",
+        path_suffix: "/user".into(),
+        status: 403,
+        headers: vec![],
+        body: json!({"error": "insufficient_scope"}),
+        times: 1,
+    });
+    let run = f.run(&one_mr(), &[]);
+    assert_eq!(run.code, 2, "{}", run.said());
+    assert!(
+        run.stderr
+            .contains("answered 403 when Quartermaster checked the token with GET /user"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains(
+            "give the project or group access token the `api` and `write_repository` scopes"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(f.branches().len(), 1, "nothing pushed");
+}

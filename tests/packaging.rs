@@ -21,13 +21,26 @@ fn the_action_runs_the_prebuilt_image_with_run() {
     let action = load("action.yml");
     let runs = &action["runs"];
     assert_eq!(runs["using"].as_str(), Some("docker"));
+    // The image of this very release, so that the action's inputs and the binary agree.
+    let image = runs["image"].as_str().unwrap();
+    assert!(image.starts_with("docker://ghcr.io/"), "{image}");
     assert!(
-        runs["image"]
-            .as_str()
-            .unwrap()
-            .starts_with("docker://ghcr.io/")
+        image.ends_with(&format!("/quartermaster:{}", env!("CARGO_PKG_VERSION"))),
+        "{image}"
     );
     assert_eq!(runs["args"][0].as_str(), Some("run"));
+}
+
+#[test]
+fn the_component_defaults_to_the_image_of_its_release() {
+    let docs = component();
+    let image = docs[0]["spec"]["inputs"]["image"]["default"]
+        .as_str()
+        .unwrap();
+    assert_eq!(
+        image,
+        format!("ghcr.io/org/quartermaster:{}", env!("CARGO_PKG_VERSION"))
+    );
 }
 
 #[test]
@@ -113,7 +126,8 @@ fn inputs_reach_the_binary_through_variables_only() {
         .iter()
         .map(|l| l.as_str().unwrap())
         .collect();
-    assert_eq!(script, vec!["quartermaster run"]);
+    assert_eq!(script, vec!["exec quartermaster run"]);
+    assert_eq!(job["resource_group"].as_str(), Some("quartermaster"));
     let variables = &job["variables"];
     for name in keys(&docs[0]["spec"]["inputs"]) {
         match name.as_str() {

@@ -121,7 +121,7 @@ impl GithubForge {
         })
     }
 
-    /// One API call through the retry and pacing policy.
+    /// One API call through the retry and pacing policy. A POST is not repeated blindly.
     async fn call(
         &self,
         method: Method,
@@ -129,8 +129,20 @@ impl GithubForge {
         body: Option<Value>,
         what: &str,
     ) -> Result<RawResponse> {
-        let write = !matches!(method, Method::Get);
         let repeatable = !matches!(method, Method::Post);
+        self.call_as(method, uri, body, what, repeatable).await
+    }
+
+    /// [`Self::call`], saying whether a failed attempt may simply be sent again.
+    async fn call_as(
+        &self,
+        method: Method,
+        uri: &str,
+        body: Option<Value>,
+        what: &str,
+        repeatable: bool,
+    ) -> Result<RawResponse> {
+        let write = !matches!(method, Method::Get);
         let response = self
             .http
             .send(write, repeatable, || self.once(&method, uri, body.as_ref()))
@@ -160,6 +172,12 @@ impl GithubForge {
             let r = self.call(Method::Get, &uri, None, what).await?;
             items.extend(parse::<Vec<T>>(&r.body, what)?);
             next = next_page(&r.headers);
+        }
+        if next.is_some() {
+            tracing::warn!(
+                "{what}: only the first {MAX_PAGES} pages ({} items) were read",
+                items.len()
+            );
         }
         Ok(items)
     }
@@ -249,7 +267,8 @@ impl GithubForge {
         }
     }
 
-    /// Adds labels to a PR or issue. Right after a PR is created GitHub may answer 422 for a
+    /// Adds labels to a PR or issue. Adding a label twice changes nothing, so server and network
+    /// errors are retried like a GET's. Right after a PR is created GitHub may answer 422 for a
     /// moment; that is retried briefly.
     async fn add_labels(&self, number: u64, labels: &[String]) -> Result<Vec<String>> {
         let uri = self.path(&format!("/issues/{number}/labels"));
@@ -257,11 +276,12 @@ impl GithubForge {
         loop {
             attempt += 1;
             match self
-                .call(
+                .call_as(
                     Method::Post,
                     &uri,
                     Some(json!({ "labels": labels })),
                     "adding labels",
+                    true,
                 )
                 .await
             {
@@ -386,10 +406,29 @@ impl Forge for GithubForge {
             3,
             Duration::from_secs(1),
             || async {
-                let r = self
+                match self
                     .call(Method::Post, &uri, Some(body.clone()), "opening the PR")
-                    .await?;
-                Ok(self.pull_request_of(parse(&r.body, "opening the PR")?))
+                    .await
+                {
+                    Ok(r) => Ok(self.pull_request_of(parse(&r.body, "opening the PR")?)),
+                    // "A pull request already exists for owner:branch": one the lookup missed
+                    // (an answer lost earlier, a listing not yet up to date) is adopted.
+                    Err(ForgeError::Api {
+                        status: 422,
+                        message,
+                    }) if message.contains("already exists") => {
+                        let open = self.find_open_pull_request(&new.head).await?;
+                        let open = open.ok_or_else(|| ForgeError::Api {
+                            status: 422,
+                            message: format!(
+                                "{message}; but GitHub lists no open PR for {}",
+                                new.head
+                            ),
+                        })?;
+                        super::bring_up_to_date(self, open, new).await
+                    }
+                    Err(other) => Err(other),
+                }
             },
             || self.find_open_pull_request(&new.head),
         )

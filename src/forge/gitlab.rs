@@ -24,6 +24,8 @@ use std::time::Duration;
 const MAX_PAGES: u32 = 10;
 /// GitLab has no draft flag on create: a title prefix makes a draft.
 const DRAFT: &str = "Draft: ";
+/// Longest wait for one answer; the crate's HTTP client sets no time limit of its own.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 
 pub struct GitlabSettings {
     /// `CI_API_V4_URL`, e.g. `https://gitlab.example.com/api/v4`.
@@ -43,6 +45,8 @@ pub struct GitlabForge {
     project: String,
     remote: RemoteSpec,
     http: Resilience,
+    /// Requests the client sent to check the token (`GET /user`) while connecting.
+    connect_requests: u64,
 }
 
 #[derive(Deserialize)]
@@ -89,12 +93,30 @@ struct MrCommit {
     committer_email: String,
 }
 
+/// The HTTP status GitLab answered a failed request with, if it answered at all.
+fn answered_status(e: &gitlab::GitlabError) -> Option<u16> {
+    use gitlab::api::ApiError;
+    match e {
+        gitlab::GitlabError::Http { status } => Some(status.as_u16()),
+        gitlab::GitlabError::Api { source } => match source {
+            ApiError::GitlabService { status, .. }
+            | ApiError::GitlabWithStatus { status, .. }
+            | ApiError::GitlabObjectWithStatus { status, .. }
+            | ApiError::GitlabUnrecognizedWithStatus { status, .. } => Some(status.as_u16()),
+            ApiError::GitlabRateLimited { .. } => Some(429),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 fn build_error(what: &str, e: impl std::fmt::Display) -> ForgeError {
     ForgeError::Local(format!("{what}: {e}"))
 }
 
 impl GitlabForge {
-    /// Connects (the client checks the token with `GET /user`).
+    /// Connects (the client checks the token with `GET /user`). Network failures, time-outs and
+    /// server errors are retried as the policy says; a refusal says what to fix.
     pub async fn connect(settings: GitlabSettings) -> Result<Self> {
         let url = settings.api_url.trim_end_matches('/');
         let (scheme, rest) = url
@@ -105,16 +127,39 @@ impl GitlabForge {
         if scheme == "http" {
             builder.insecure();
         }
-        let client = builder.build_async().await.map_err(|e| {
-            let text = e.to_string();
-            if text.contains("401") || text.to_ascii_lowercase().contains("unauthorized") {
-                ForgeError::Unauthorized(format!(
-                    "GitLab at {scheme}://{host} refused the token ({text}): it is invalid, expired or revoked"
-                ))
-            } else {
-                ForgeError::Transport(format!("connecting to GitLab at {scheme}://{host}: {text}"))
+        let server = format!("GitLab at {scheme}://{host}");
+        let mut attempt = 0;
+        let client = loop {
+            attempt += 1;
+            let outcome = tokio::time::timeout(REQUEST_TIMEOUT, builder.build_async()).await;
+            let (status, text) = match outcome {
+                Ok(Ok(client)) => break client,
+                Ok(Err(e)) => (answered_status(&e), e.to_string()),
+                Err(_) => (
+                    None,
+                    format!("no answer within {}s", REQUEST_TIMEOUT.as_secs()),
+                ),
+            };
+            let transient = status.is_none_or(|s| s >= 500 || s == 429);
+            if transient && attempt < settings.policy.attempts {
+                tracing::warn!("connecting to {server} failed ({text}); retrying");
+                tokio::time::sleep(settings.policy.backoff * 2u32.pow(attempt - 1)).await;
+                continue;
             }
-        })?;
+            return Err(match status {
+                Some(401) => ForgeError::Unauthorized(format!(
+                    "{server} refused the token ({text}): it is invalid, expired or revoked"
+                )),
+                Some(403) => ForgeError::Forbidden(format!(
+                    "{server} answered 403 when Quartermaster checked the token with GET /user ({text}): the token lacks a scope; give the project or group access token the `api` and `write_repository` scopes"
+                )),
+                Some(status) if !transient => ForgeError::Api {
+                    status,
+                    message: format!("connecting to {server}: {text}"),
+                },
+                _ => ForgeError::Transport(format!("connecting to {server}: {text}")),
+            });
+        };
         let forge = Self {
             client,
             project: settings.project,
@@ -128,6 +173,7 @@ impl GitlabForge {
                 token: Some(settings.token),
             },
             http: Resilience::new(settings.policy),
+            connect_requests: u64::from(attempt),
         };
         // Fail before any work when the project is missing or invisible to the token.
         let project = api::projects::Project::builder()
@@ -172,11 +218,11 @@ impl GitlabForge {
                     }
                     None => Vec::new(),
                 };
-                let r = self
-                    .client
-                    .rest_async(request, data)
-                    .await
-                    .map_err(|e| e.to_string())?;
+                let r =
+                    tokio::time::timeout(REQUEST_TIMEOUT, self.client.rest_async(request, data))
+                        .await
+                        .map_err(|_| format!("no answer within {}s", REQUEST_TIMEOUT.as_secs()))?
+                        .map_err(|e| e.to_string())?;
                 Ok(RawResponse {
                     status: r.status().as_u16(),
                     headers: r.headers().clone(),
@@ -220,7 +266,7 @@ impl GitlabForge {
     ) -> Result<Vec<T>> {
         let mut items = Vec::new();
         let mut page = 1;
-        while page <= MAX_PAGES {
+        loop {
             let r = self.send(endpoint, Some(page), what).await?;
             items.extend(parse::<Vec<T>>(&r.body, what)?);
             match r
@@ -229,6 +275,13 @@ impl GitlabForge {
                 .and_then(|v| v.to_str().ok())
                 .and_then(|v| v.trim().parse::<u32>().ok())
             {
+                Some(_) if page == MAX_PAGES => {
+                    tracing::warn!(
+                        "{what}: only the first {MAX_PAGES} pages ({} items) were read",
+                        items.len()
+                    );
+                    break;
+                }
                 Some(next) if next > page => page = next,
                 _ => break,
             }
@@ -359,8 +412,8 @@ impl Forge for GitlabForge {
     }
 
     fn requests(&self) -> u64 {
-        // The client's own token check (`GET /user`) when it connected, then ours.
-        self.http.requests() + 1
+        // The client's own token checks (`GET /user`) when it connected, then ours.
+        self.http.requests() + self.connect_requests
     }
 
     fn explain_push_rejection(&self, message: &str) -> Option<String> {
@@ -420,16 +473,18 @@ impl Forge for GitlabForge {
                 match self.fetch::<Mr, _>(&e, "opening the MR").await {
                     Ok(mr) => Ok(Self::pull_request_of(mr)),
                     // "Another open merge request already exists for this source branch."
-                    Err(ForgeError::Api { status: 409, .. }) => self
-                        .find_open_pull_request(&new.head)
-                        .await?
-                        .ok_or_else(|| ForgeError::Api {
-                            status: 409,
-                            message: format!(
-                                "opening the MR: GitLab reports an MR for {} that it does not list",
-                                new.head
-                            ),
-                        }),
+                    Err(ForgeError::Api { status: 409, .. }) => {
+                        let open = self.find_open_pull_request(&new.head).await?.ok_or_else(
+                            || ForgeError::Api {
+                                status: 409,
+                                message: format!(
+                                    "opening the MR: GitLab reports an MR for {} that it does not list",
+                                    new.head
+                                ),
+                            },
+                        )?;
+                        super::bring_up_to_date(self, open, new).await
+                    }
                     Err(other) => Err(other),
                 }
             },

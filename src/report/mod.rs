@@ -230,12 +230,16 @@ pub struct RunReport {
     /// HTTP requests sent to the forge's API.
     pub forge_requests: u64,
     pub exit_code: u8,
+    /// Why the run could not start on a valid plan (the forge unreachable, the token refused...).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
     pub actions: Vec<ActionReport>,
 }
 
 impl RunReport {
     /// Fills the summary, timing and exit code from the actions: 0 when everything was done or
-    /// skipped, 1 when something failed or was denied, 2 when the plan was invalid.
+    /// skipped, 1 when something failed or was denied, 2 when the plan was invalid or the run could
+    /// not start.
     pub fn conclude(&mut self, total_ms: u64) {
         let mut summary = Summary::default();
         for a in &self.actions {
@@ -254,7 +258,7 @@ impl RunReport {
             overhead_ms: total_ms.saturating_sub(commands_ms),
             peak_memory_kb: peak_memory_kb(),
         };
-        self.exit_code = if !self.validation.valid {
+        self.exit_code = if !self.validation.valid || self.error.is_some() {
             2
         } else if summary.failed + summary.denied > 0 {
             1
@@ -296,6 +300,13 @@ impl RunReport {
                     cell(&f.message)
                 ));
             }
+            return out;
+        }
+        if let Some(error) = &self.error {
+            out.push_str(&format!(
+                "Quartermaster could not start; nothing ran.\n\n> {}\n",
+                cell(error)
+            ));
             return out;
         }
         out.push_str("| # | Action | Status | Result |\n|---:|---|---|---|\n");
@@ -441,6 +452,7 @@ mod tests {
             timing: Timing::default(),
             forge_requests: 0,
             exit_code: 0,
+            error: None,
             actions,
         };
         r.conclude(100);

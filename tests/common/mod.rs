@@ -157,7 +157,7 @@ impl Fixture {
         std::fs::write(
             seed.join("Makefile"),
             format!(
-                "test:\n\tcargo test\n\ntamper:\n\tfor c in $$TMPDIR/quartermaster-*/config; do echo '[url \"http://127.0.0.1:9/\"]' >> $$c; done\n\tcargo test\n\nrace:\n\tgit --git-dir={remote} update-ref refs/heads/quartermaster/cargo refs/heads/main\n\tcargo test\n\nslow:\n\tsleep 60 & sleep 60\n\nescape:\n\tmkdir -p .github/workflows\n\techo 'on: push' > .github/workflows/release.yml\n\techo '// edited' >> src/lib.rs\n\techo '# edited' >> Cargo.toml\n\ninject:\n\t@echo '::add-mask::everything'\n\t@echo '::error::injected by a test'\n\t@exit 1\n\nenvdump:\n\tprintenv > {dump}/env.txt\n\tcat {gitdir}/config $$(find {gitdir}/modules -name config 2>/dev/null) > {dump}/config.txt\n\tcargo test\n",
+                "test:\n\tcargo test\n\ntamper:\n\tfor c in $$TMPDIR/quartermaster-*/config; do echo '[url \"http://127.0.0.1:9/\"]' >> $$c; done\n\tcargo test\n\nrace:\n\tgit --git-dir={remote} update-ref refs/heads/quartermaster/cargo refs/heads/main\n\tcargo test\n\nslow:\n\tsleep 60 & sleep 60\n\nhang:\n\techo $$$$ > {dump}/hang.pid; exec sleep 120\n\ndaemon:\n\tsetsid sh -c 'echo $$$$ > {dump}/daemon.pid; exec sleep 300' > /dev/null 2>&1 < /dev/null &\n\tcargo test\n\nescape:\n\tmkdir -p .github/workflows\n\techo 'on: push' > .github/workflows/release.yml\n\techo '// edited' >> src/lib.rs\n\techo '# edited' >> Cargo.toml\n\ninject:\n\t@echo '::add-mask::everything'\n\t@echo '::error::injected by a test'\n\t@exit 1\n\nenvdump:\n\tprintenv > {dump}/env.txt\n\tcat {gitdir}/config $$(find {gitdir}/modules -name config 2>/dev/null) > {dump}/config.txt\n\tcargo test\n",
                 dump = f.dump.display(),
                 remote = f.remote.display(),
                 gitdir = f.checkout.join(".git").display()
@@ -392,7 +392,12 @@ impl Fixture {
 
     /// The binary with a clean environment: no CI variables, an isolated cargo home.
     pub fn qm(&self) -> Command {
-        let mut cmd = Command::cargo_bin("quartermaster").unwrap();
+        Command::from_std(self.qm_process())
+    }
+
+    /// [`Fixture::qm`] as a plain process, for tests that signal it while it runs.
+    pub fn qm_process(&self) -> std::process::Command {
+        let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin!("quartermaster"));
         std::fs::create_dir_all(self.tmp()).unwrap();
         cmd.env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
