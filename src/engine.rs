@@ -853,40 +853,7 @@ impl<'a> Engine<'a> {
         let progress = self.progress;
         let workspace = self.git()?.mirror.workspace(base)?;
         let dir = workspace.dir(working_dir)?;
-        for (_, matched) in &unit.commands {
-            if let Some(package) = &matched.package
-                && manifest::checks_declared(&matched.ecosystem)
-            {
-                match manifest::declares_dependency(&matched.ecosystem, &dir, package) {
-                    Ok(true) => {}
-                    Ok(false) => {
-                        return Err(Stop::denied(format!(
-                            "`{package}` is not a dependency the project declares in {}: Quartermaster updates dependencies, it does not add new ones",
-                            working_dir.unwrap_or("the repository root")
-                        )));
-                    }
-                    Err(why) => {
-                        return Err(Stop::denied(format!(
-                            "cannot confirm that `{package}` is a declared dependency: {why}"
-                        )));
-                    }
-                }
-            }
-        }
-        if let Some(script) = project_script(&test) {
-            match manifest::declares_script(&dir, script) {
-                Ok(true) => {}
-                Ok(false) => {
-                    return Err(Stop::denied(format!(
-                        "`{test_command}`: package.json in {} has no script `{script}`; only the project's own scripts run",
-                        working_dir.unwrap_or("the repository root")
-                    )));
-                }
-                Err(why) => {
-                    return Err(Stop::denied(format!("`{test_command}`: {why}")));
-                }
-            }
-        }
+        check_project(unit, &test, test_command, &dir, working_dir)?;
         progress.step(&format!("{}: workspace at {}", unit.branch, short(base)));
         for (command, matched) in &unit.commands {
             let outcome = process::run(&Spec {
@@ -1136,6 +1103,51 @@ impl<'a> Engine<'a> {
         }
         head + &tail
     }
+}
+
+/// What the project must already have for the unit to run: every package its commands name
+/// declared in the manifest, and the package.json script its test command runs.
+fn check_project(
+    unit: &Unit<'_>,
+    test: &TestCommand,
+    test_command: &str,
+    dir: &std::path::Path,
+    working_dir: Option<&str>,
+) -> Result<(), Stop> {
+    let place = working_dir.unwrap_or("the repository root");
+    for (_, matched) in &unit.commands {
+        if let Some(package) = &matched.package
+            && manifest::checks_declared(&matched.ecosystem)
+        {
+            match manifest::declares_dependency(&matched.ecosystem, dir, package) {
+                Ok(true) => {}
+                Ok(false) => {
+                    return Err(Stop::denied(format!(
+                        "`{package}` is not a dependency the project declares in {place}: Quartermaster updates dependencies, it does not add new ones"
+                    )));
+                }
+                Err(why) => {
+                    return Err(Stop::denied(format!(
+                        "cannot confirm that `{package}` is a declared dependency: {why}"
+                    )));
+                }
+            }
+        }
+    }
+    if let Some(script) = project_script(test) {
+        match manifest::declares_script(dir, script) {
+            Ok(true) => {}
+            Ok(false) => {
+                return Err(Stop::denied(format!(
+                    "`{test_command}`: package.json in {place} has no script `{script}`; only the project's own scripts run"
+                )));
+            }
+            Err(why) => {
+                return Err(Stop::denied(format!("`{test_command}`: {why}")));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The package.json script a JavaScript test command runs: `npm run <script>`, or the implied

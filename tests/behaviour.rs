@@ -489,14 +489,7 @@ fn other_peoples_prs_and_issues_are_refused(backend: Backend) {
 
 fn close_mr_comments_closes_and_deletes_the_branch(backend: Backend) {
     let f = Fixture::on(backend);
-    f.run(
-        &plan(vec![create_mr(
-            "quartermaster/cargo",
-            &[greeting()],
-            "batch",
-        )]),
-        &[],
-    );
+    f.open_cargo_pr();
     let close = json!({"type": "close_mr", "mr_id": 1, "comment": "Superseded by newer updates", "delete_branch": true, "confidence": 0.9});
     let run = f.run(&plan(vec![close.clone()]), &[]);
     assert_eq!(run.code, 0, "{}", run.said());
@@ -537,14 +530,7 @@ fn close_mr_comments_closes_and_deletes_the_branch(backend: Backend) {
 
 fn close_mr_keeps_a_branch_with_human_commits(backend: Backend) {
     let f = Fixture::on(backend);
-    f.run(
-        &plan(vec![create_mr(
-            "quartermaster/cargo",
-            &[greeting()],
-            "batch",
-        )]),
-        &[],
-    );
+    f.open_cargo_pr();
     f.human_commit("quartermaster/cargo", "NOTES.md");
     let tip = f.branches()["quartermaster/cargo"].clone();
     let close = json!({"type": "close_mr", "mr_id": 1, "delete_branch": true, "confidence": 0.9});
@@ -933,14 +919,7 @@ fn a_command_that_tampers_with_quartermasters_git_config_gets_nothing_pushed() {
 #[test]
 fn a_branch_that_moves_while_quartermaster_works_is_not_overwritten() {
     let f = Fixture::new();
-    f.run(
-        &plan(vec![create_mr(
-            "quartermaster/cargo",
-            &[greeting()],
-            "batch",
-        )]),
-        &[],
-    );
+    f.open_cargo_pr();
     f.human_commit("main", "README.md");
     let main = f.branches()["main"].clone();
     let update = json!({
@@ -989,15 +968,11 @@ fn a_command_that_changes_more_than_dependency_files_gets_nothing_pushed() {
     let f = Fixture::new();
     // A mission whose command is a Makefile target stands in for an update tool that writes
     // outside the dependency files (a post-install step, a hijacked plugin).
-    let missions = f.root.path().join("missions");
-    std::fs::create_dir_all(missions.join("escape")).unwrap();
-    std::fs::write(
-        missions.join("escape/allowlist.json"),
-        r#"{"description": "escape", "action_types": ["create_mr"],
-            "ecosystems": {"cargo": {"packages": "crates", "versions": "semver",
-                                     "commands": ["make <pkg>"], "files": ["Cargo.toml", "Cargo.lock"]}}}"#,
-    )
-    .unwrap();
+    let mission = f.custom_mission(
+        "escape",
+        json!({"cargo": {"packages": "crates", "versions": "semver",
+                         "commands": ["make <pkg>"], "files": ["Cargo.toml", "Cargo.lock"]}}),
+    );
     let mut action = create_mr(
         "quartermaster/escape",
         &[json!({"package": "escape", "from": "1.0.0", "to": "1.0.1", "update_type": "patch"})],
@@ -1005,15 +980,8 @@ fn a_command_that_changes_more_than_dependency_files_gets_nothing_pushed() {
     );
     action["commands"] = json!(["make escape"]);
     let before = f.branches();
-    let run = f.run(
-        &plan(vec![action]),
-        &[
-            "--mission",
-            "escape",
-            "--missions-dir",
-            missions.to_str().unwrap(),
-        ],
-    );
+    let flags: Vec<&str> = mission.iter().map(String::as_str).collect();
+    let run = f.run(&plan(vec![action]), &flags);
     assert_eq!(run.code, 1, "{}", run.said());
     assert_eq!(run.status(0), "denied");
     assert_eq!(
@@ -1182,34 +1150,17 @@ fn a_cancelled_run_kills_its_command_and_restores_the_checkout() {
 #[test]
 fn packages_must_be_declared_and_scripts_must_exist() {
     let f = Fixture::new();
-    let work = f.root.path().join("js");
-    sh(
-        f.root.path(),
-        &format!(
-            "git clone -q file://{} {}",
-            f.remote.display(),
-            work.display()
-        ),
-    );
-    std::fs::write(
-        work.join("package.json"),
+    f.commit_file(
+        "main",
+        "package.json",
         r#"{"name": "hello", "dependencies": {"left-pad": "^1.0.0"}, "scripts": {"test": "make test"}}"#,
-    )
-    .unwrap();
-    sh(
-        &work,
-        "git add package.json && git commit -qm 'package.json' && git push -q origin main",
     );
     // An npm ecosystem whose command is a Makefile target: the checks come before anything runs.
-    let missions = f.root.path().join("missions");
-    std::fs::create_dir_all(missions.join("js")).unwrap();
-    std::fs::write(
-        missions.join("js/allowlist.json"),
-        r#"{"description": "js", "action_types": ["create_mr"],
-            "ecosystems": {"npm": {"packages": "npm", "versions": "semver",
-                                   "commands": ["make <pkg>"], "files": ["package.json"]}}}"#,
-    )
-    .unwrap();
+    let mission = f.custom_mission(
+        "js",
+        json!({"npm": {"packages": "npm", "versions": "semver",
+                       "commands": ["make <pkg>"], "files": ["package.json"]}}),
+    );
     let npm = |package: &str, branch: &str, test: &str| {
         let mut action = create_mr(
             branch,
@@ -1226,15 +1177,8 @@ fn packages_must_be_declared_and_scripts_must_exist() {
     ]);
     js_plan["repo_context"]["ecosystems"] = json!(["npm"]);
     js_plan["repo_context"]["test_command"] = json!("npm test");
-    let run = f.run(
-        &js_plan,
-        &[
-            "--mission",
-            "js",
-            "--missions-dir",
-            missions.to_str().unwrap(),
-        ],
-    );
+    let flags: Vec<&str> = mission.iter().map(String::as_str).collect();
+    let run = f.run(&js_plan, &flags);
     assert_eq!(run.code, 1, "{}", run.said());
     assert_eq!(
         (run.status(0), run.reason(0)),

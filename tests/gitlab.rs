@@ -9,6 +9,17 @@ use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+fn fault(method: &'static str, path_suffix: &str, status: u16, body: Value) -> Fault {
+    Fault {
+        method,
+        path_suffix: path_suffix.into(),
+        status,
+        headers: vec![],
+        body,
+        times: 1,
+    }
+}
+
 fn one_mr() -> Value {
     plan(vec![create_mr(
         "quartermaster/cargo",
@@ -93,14 +104,12 @@ fn a_new_mr_with_labels_takes_one_request_after_connecting_and_a_rerun_none_more
 #[test]
 fn a_502_then_success_makes_one_mr() {
     let f = Fixture::on(Backend::Gitlab);
-    f.gitlab().fault(Fault {
-        method: "POST",
-        path_suffix: "/merge_requests".into(),
-        status: 502,
-        headers: vec![],
-        body: json!({"message": "502 Bad Gateway"}),
-        times: 1,
-    });
+    f.gitlab().fault(fault(
+        "POST",
+        "/merge_requests",
+        502,
+        json!({"message": "502 Bad Gateway"}),
+    ));
     let run = f.run(&one_mr(), &[]);
     assert_eq!(run.code, 0, "{}", run.said());
     let posts = calls(&f).iter().filter(|(m, _)| m == "POST").count();
@@ -213,14 +222,12 @@ fn quick_actions_in_plan_text_are_escaped() {
 #[test]
 fn the_token_check_is_retried_on_server_errors_and_explained_on_403() {
     let f = Fixture::on(Backend::Gitlab);
-    f.gitlab().fault(Fault {
-        method: "GET",
-        path_suffix: "/user".into(),
-        status: 502,
-        headers: vec![],
-        body: json!({"message": "502 Bad Gateway"}),
-        times: 1,
-    });
+    f.gitlab().fault(fault(
+        "GET",
+        "/user",
+        502,
+        json!({"message": "502 Bad Gateway"}),
+    ));
     let run = f.run(&one_mr(), &[]);
     assert_eq!(run.code, 0, "{}", run.said());
     let checks = calls(&f).into_iter().filter(|c| *c == get(USER)).count();
@@ -228,14 +235,12 @@ fn the_token_check_is_retried_on_server_errors_and_explained_on_403() {
     assert_eq!(run.report["forge_requests"], calls(&f).len());
 
     let f = Fixture::on(Backend::Gitlab);
-    f.gitlab().fault(Fault {
-        method: "GET",
-        path_suffix: "/user".into(),
-        status: 403,
-        headers: vec![],
-        body: json!({"error": "insufficient_scope"}),
-        times: 1,
-    });
+    f.gitlab().fault(fault(
+        "GET",
+        "/user",
+        403,
+        json!({"error": "insufficient_scope"}),
+    ));
     let run = f.run(&one_mr(), &[]);
     assert_eq!(run.code, 2, "{}", run.said());
     assert!(

@@ -559,10 +559,16 @@ impl Fixture {
 
     /// A commit by a human on a remote branch (clone, commit, push).
     pub fn human_commit(&self, branch: &str, file: &str) {
+        self.commit_file(branch, file, "edited by a human\n");
+    }
+
+    /// Writes `file` on a remote branch as a human would: clone, commit, push.
+    pub fn commit_file(&self, branch: &str, file: &str, content: &str) {
         let work = self
             .root
             .path()
             .join(format!("human-{}", file.replace('/', "-")));
+        let _ = std::fs::remove_dir_all(&work);
         sh(
             self.root.path(),
             &format!(
@@ -571,13 +577,46 @@ impl Fixture {
                 work.display()
             ),
         );
-        std::fs::write(work.join(file), "edited by a human\n").unwrap();
+        std::fs::write(work.join(file), content).unwrap();
         sh(
             &work,
             &format!(
                 "git add {file} && git commit -qm 'human edit' && git push -q origin {branch}"
             ),
         );
+    }
+
+    /// Writes a mission `name` with these ecosystems under the fixture; returns the `run` flags
+    /// that select it.
+    pub fn custom_mission(&self, name: &str, ecosystems: Value) -> Vec<String> {
+        let dir = self.root.path().join("missions");
+        std::fs::create_dir_all(dir.join(name)).unwrap();
+        let mission =
+            json!({"description": name, "action_types": ["create_mr"], "ecosystems": ecosystems});
+        std::fs::write(
+            dir.join(name).join("allowlist.json"),
+            serde_json::to_vec(&mission).unwrap(),
+        )
+        .unwrap();
+        vec![
+            "--mission".into(),
+            name.into(),
+            "--missions-dir".into(),
+            dir.display().to_string(),
+        ]
+    }
+
+    /// Opens PR #1 on `quartermaster/cargo` with the greeting update.
+    pub fn open_cargo_pr(&self) {
+        let run = self.run(
+            &plan(vec![create_mr(
+                "quartermaster/cargo",
+                &[greeting()],
+                "batch",
+            )]),
+            &[],
+        );
+        assert_eq!(run.code, 0, "{}", run.said());
     }
 }
 
