@@ -26,8 +26,8 @@ use crate::plan::{
 use crate::process::{self, Spec};
 use crate::progress::Progress;
 use crate::report::{
-    ActionReport, CommandRecord, CommentRef, IssueRef, Operation, PullRequestRef, Status,
-    TestReport, TestRun, UpdateReport, Verdict,
+    ActionReport, CommandRecord, CommentRef, IssueRef, Operation, ProcessRecord, PullRequestRef,
+    Status, TestReport, TestRun, UpdateReport, Verdict,
 };
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
@@ -553,9 +553,8 @@ impl<'a> Engine<'a> {
     ) -> Result<(Status, String), Stop> {
         let pr = self.owned_pull_request(a.mr_id).await?;
         report.branch = Some(pr.head.clone());
-        let target = Target::PullRequest(pr.number);
-        let key = format!("{target:?}\n{}", a.body);
-        self.comment(target, &a.body, &key, report).await
+        self.plan_comment(Target::PullRequest(pr.number), &a.body, report)
+            .await
     }
 
     async fn comment_issue(
@@ -574,9 +573,8 @@ impl<'a> Engine<'a> {
                 issue.number, self.settings.bot_label
             )));
         }
-        let target = Target::Issue(issue.number);
-        let key = format!("{target:?}\n{}", a.body);
-        self.comment(target, &a.body, &key, report).await
+        self.plan_comment(Target::Issue(issue.number), &a.body, report)
+            .await
     }
 
     async fn close_mr(
@@ -615,9 +613,8 @@ impl<'a> Engine<'a> {
             None
         };
         if let Some(text) = &a.comment {
-            let target = Target::PullRequest(pr.number);
-            let key = format!("{target:?}\n{text}");
-            self.comment(target, text, &key, report).await?;
+            self.plan_comment(Target::PullRequest(pr.number), text, report)
+                .await?;
         }
         let closed = self.forge.close_pull_request(pr.number).await?;
         report.pull_requests.push(PullRequestRef {
@@ -776,6 +773,17 @@ impl<'a> Engine<'a> {
         Ok(Some(others.into_iter().collect::<Vec<_>>().join(", ")))
     }
 
+    /// Posts a comment the plan wrote, once per target and text.
+    async fn plan_comment(
+        &mut self,
+        target: Target,
+        text: &str,
+        report: &mut ActionReport,
+    ) -> Result<(Status, String), Stop> {
+        let key = format!("{target:?}\n{text}");
+        self.comment(target, text, &key, report).await
+    }
+
     /// Posts `text` once: a comment carrying the same marker means it was already said.
     async fn comment(
         &mut self,
@@ -872,20 +880,16 @@ impl<'a> Engine<'a> {
             if !ok {
                 progress.failure_output(&outcome.output_tail);
             }
+            let process = ProcessRecord::of(outcome);
+            let failed = (!ok).then(|| format!("`{command}` failed: {}", process.result));
             report.commands.push(CommandRecord {
                 command: command.to_string(),
                 branch: unit.branch.clone(),
                 ok,
-                result: outcome.exit.to_string(),
-                exit_code: outcome.exit.code(),
-                duration_ms: outcome.duration.as_millis() as u64,
-                output_tail: (!ok).then_some(outcome.output_tail),
+                process,
             });
-            if !ok {
-                return Ok(Built::CommandFailed(format!(
-                    "`{command}` failed: {}",
-                    outcome.exit
-                )));
+            if let Some(why) = failed {
+                return Ok(Built::CommandFailed(why));
             }
         }
         let Some(commit) = workspace.commit(&commit_message(unit), &settings.author)? else {
@@ -950,6 +954,7 @@ impl<'a> Engine<'a> {
         if !passed {
             progress.failure_output(&outcome.output_tail);
         }
+        let failed = (!passed).then(|| format!("`{test_command}` failed: {}", outcome.exit));
         report
             .test
             .get_or_insert_with(|| TestReport {
@@ -961,18 +966,11 @@ impl<'a> Engine<'a> {
                 branch: unit.branch.clone(),
                 updates: unit.updates.iter().map(|u| u.package.clone()).collect(),
                 passed,
-                result: outcome.exit.to_string(),
-                exit_code: outcome.exit.code(),
-                duration_ms: outcome.duration.as_millis() as u64,
-                output_tail: (!passed).then_some(outcome.output_tail),
+                process: ProcessRecord::of(outcome),
             });
-        if passed {
-            Ok(Built::Ready(Box::new(workspace), commit))
-        } else {
-            Ok(Built::TestsFailed(format!(
-                "`{test_command}` failed: {}",
-                outcome.exit
-            )))
+        match failed {
+            None => Ok(Built::Ready(Box::new(workspace), commit)),
+            Some(why) => Ok(Built::TestsFailed(why)),
         }
     }
 

@@ -178,6 +178,20 @@ pub async fn bring_up_to_date(
     }
 }
 
+/// The comment on `target` whose body is exactly `body`, if there is one: what a comment whose
+/// create answer was lost is looked for by.
+pub async fn posted_comment(
+    forge: &dyn Forge,
+    target: Target,
+    body: &str,
+) -> Result<Option<Comment>> {
+    Ok(forge
+        .comments(target)
+        .await?
+        .into_iter()
+        .find(|c| c.body == body))
+}
+
 /// The operations the engine needs from a forge.
 #[async_trait]
 pub trait Forge: Send + Sync {

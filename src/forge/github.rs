@@ -606,13 +606,7 @@ impl Forge for GithubForge {
                     url: c.html_url.to_string(),
                 })
             },
-            || async {
-                Ok(self
-                    .comments(target)
-                    .await?
-                    .into_iter()
-                    .find(|c| c.body == body))
-            },
+            || super::posted_comment(self, target, body),
         )
         .await
     }

@@ -143,7 +143,7 @@ impl GitlabForge {
             let transient = status.is_none_or(|s| s >= 500 || s == 429);
             if transient && attempt < settings.policy.attempts {
                 tracing::warn!("connecting to {server} failed ({text}); retrying");
-                tokio::time::sleep(settings.policy.backoff * 2u32.pow(attempt - 1)).await;
+                tokio::time::sleep(settings.policy.backoff(attempt)).await;
                 continue;
             }
             return Err(match status {
@@ -649,12 +649,8 @@ impl Forge for GitlabForge {
             };
             Ok(self.comment_of(target, note))
         };
-        recover_create(3, Duration::from_secs(1), create, || async {
-            Ok(self
-                .comments(target)
-                .await?
-                .into_iter()
-                .find(|c| c.body == body))
+        recover_create(3, Duration::from_secs(1), create, || {
+            super::posted_comment(self, target, body)
         })
         .await
     }

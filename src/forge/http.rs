@@ -34,6 +34,14 @@ pub struct Policy {
     pub writes_per_hour: usize,
 }
 
+impl Policy {
+    /// The wait before retry number `attempt` (1: after the first try): doubling, capped at 8
+    /// times the first.
+    pub fn backoff(&self, attempt: u32) -> Duration {
+        self.backoff * (1u32 << attempt.saturating_sub(1).min(3))
+    }
+}
+
 impl Default for Policy {
     fn default() -> Self {
         Self {
@@ -141,11 +149,6 @@ impl Resilience {
         Ok(())
     }
 
-    fn backoff(&self, attempt: u32) -> Duration {
-        let factor = 1u32 << attempt.saturating_sub(1).min(3);
-        self.policy.backoff * factor
-    }
-
     /// Sends one request through the policy. `send` performs a single attempt; `repeatable` says
     /// whether a 5xx or network failure may be retried blindly. Non-2xx answers other than rate
     /// limits and retried 5xx come back as `Ok` for the caller to interpret.
@@ -173,7 +176,7 @@ impl Resilience {
             match send().await {
                 Err(e) if repeatable && !last => {
                     tracing::warn!("network error ({e}); retrying");
-                    tokio::time::sleep(self.backoff(attempt)).await;
+                    tokio::time::sleep(self.policy.backoff(attempt)).await;
                 }
                 Err(e) => return Err(ForgeError::Transport(e)),
                 Ok(r) if r.ok() => return Ok(r),
@@ -199,7 +202,7 @@ impl Resilience {
                         tokio::time::sleep(wait).await;
                     } else if r.status >= 500 && repeatable && !last {
                         tracing::warn!("server error {}; retrying", r.status);
-                        tokio::time::sleep(self.backoff(attempt)).await;
+                        tokio::time::sleep(self.policy.backoff(attempt)).await;
                     } else {
                         return Ok(r);
                     }

@@ -69,20 +69,39 @@ pub struct CommentRef {
     pub operation: Operation,
 }
 
+/// How one child process ended; part of a command's and a test run's record.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProcessRecord {
+    /// `exit code 0`, `timed out after 600s`, ...
+    pub result: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    pub duration_ms: u64,
+    /// The end of the output, kept when the process failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_tail: Option<String>,
+}
+
+impl ProcessRecord {
+    pub fn of(outcome: crate::process::Outcome) -> Self {
+        let failed = !outcome.exit.success();
+        Self {
+            result: outcome.exit.to_string(),
+            exit_code: outcome.exit.code(),
+            duration_ms: outcome.duration.as_millis() as u64,
+            output_tail: failed.then_some(outcome.output_tail),
+        }
+    }
+}
+
 /// One update command as it ran.
 #[derive(Debug, Clone, Serialize)]
 pub struct CommandRecord {
     pub command: String,
     pub branch: String,
     pub ok: bool,
-    /// `exit code 0`, `timed out after 600s`, ...
-    pub result: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub exit_code: Option<i32>,
-    pub duration_ms: u64,
-    /// The end of the output, kept when the command failed.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub output_tail: Option<String>,
+    #[serde(flatten)]
+    pub process: ProcessRecord,
 }
 
 /// One run of the test command, on one branch.
@@ -92,12 +111,8 @@ pub struct TestRun {
     /// The packages this run tested.
     pub updates: Vec<String>,
     pub passed: bool,
-    pub result: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub exit_code: Option<i32>,
-    pub duration_ms: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub output_tail: Option<String>,
+    #[serde(flatten)]
+    pub process: ProcessRecord,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -177,12 +192,12 @@ impl ActionReport {
 
     /// Milliseconds spent in commands and tests, the part of the run that is not Quartermaster's.
     pub fn child_ms(&self) -> u64 {
-        let commands: u64 = self.commands.iter().map(|c| c.duration_ms).sum();
+        let commands: u64 = self.commands.iter().map(|c| c.process.duration_ms).sum();
         let tests: u64 = self
             .test
             .iter()
             .flat_map(|t| t.runs.iter())
-            .map(|r| r.duration_ms)
+            .map(|r| r.process.duration_ms)
             .sum();
         commands + tests
     }
@@ -355,7 +370,10 @@ impl RunReport {
             .iter()
             .flat_map(|a| {
                 let commands = a.commands.iter().filter(|c| !c.ok).filter_map(move |c| {
-                    c.output_tail.as_deref().map(|t| (a, c.command.clone(), t))
+                    c.process
+                        .output_tail
+                        .as_deref()
+                        .map(|t| (a, c.command.clone(), t))
                 });
                 let tests = a
                     .test
@@ -363,7 +381,8 @@ impl RunReport {
                     .flat_map(|t| t.runs.iter().map(move |r| (t, r)))
                     .filter(|(_, r)| !r.passed)
                     .filter_map(move |(t, r)| {
-                        r.output_tail
+                        r.process
+                            .output_tail
                             .as_deref()
                             .map(|tail| (a, format!("{} on {}", t.command, r.branch), tail))
                     });
@@ -487,10 +506,12 @@ mod tests {
             command: "npm install x@1.0.0".into(),
             branch: "quartermaster/x".into(),
             ok: false,
-            result: "exit code 1".into(),
-            exit_code: Some(1),
-            duration_ms: 5,
-            output_tail: Some("```\n</details>\nboom".into()),
+            process: ProcessRecord {
+                result: "exit code 1".into(),
+                exit_code: Some(1),
+                duration_ms: 5,
+                output_tail: Some("```\n</details>\nboom".into()),
+            },
         });
         a.finish(Status::Failed, "a command failed | badly");
         let md = report(vec![a]).to_markdown();
@@ -510,10 +531,12 @@ mod tests {
                 branch: "b".into(),
                 updates: vec![],
                 passed: true,
-                result: "exit code 0".into(),
-                exit_code: Some(0),
-                duration_ms: 60,
-                output_tail: None,
+                process: ProcessRecord {
+                    result: "exit code 0".into(),
+                    exit_code: Some(0),
+                    duration_ms: 60,
+                    output_tail: None,
+                },
             }],
         });
         let r = report(vec![a]);
