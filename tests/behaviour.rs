@@ -1171,9 +1171,13 @@ fn packages_must_be_declared_and_scripts_must_exist() {
         action["test_command"] = json!(test);
         action
     };
+    // `src` holds no package.json: nothing can confirm the package.
+    let mut elsewhere = npm("left-pad", "quartermaster/in-src", "npm test");
+    elsewhere["working_dir"] = json!("src");
     let mut js_plan = plan(vec![
         npm("lodash", "quartermaster/lodash", "npm test"),
         npm("left-pad", "quartermaster/left-pad", "npm run lint"),
+        elsewhere,
     ]);
     js_plan["repo_context"]["ecosystems"] = json!(["npm"]);
     js_plan["repo_context"]["test_command"] = json!("npm test");
@@ -1194,6 +1198,15 @@ fn packages_must_be_declared_and_scripts_must_exist() {
             "`npm run lint`: package.json in the repository root has no script `lint`; only the project's own scripts run"
         )
     );
-    assert!(run.action(0)["commands"].as_array().unwrap().is_empty());
-    assert!(run.action(1)["commands"].as_array().unwrap().is_empty());
+    assert_eq!(run.status(2), "denied");
+    assert!(
+        run.reason(2).starts_with(
+            "cannot confirm that `left-pad` is a declared dependency: cannot read package.json in the working directory:"
+        ),
+        "{}",
+        run.reason(2)
+    );
+    for i in 0..3 {
+        assert!(run.action(i)["commands"].as_array().unwrap().is_empty());
+    }
 }
