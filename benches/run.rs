@@ -6,7 +6,7 @@
 //! there). For each it prints the report's timing: wall time, time in commands and tests, and the
 //! rest (Quartermaster, git, the forge), per action; and the process's peak memory.
 
-#[path = "../tests/common/mod.rs"]
+#[path = "../tests/it/common/mod.rs"]
 mod common;
 
 use common::*;

@@ -1,19 +1,23 @@
 //! Quartermaster: the trusted executor for agent-written dependency-update plans.
 //!
 //! An agent writes a JSON [`plan`]; Quartermaster [`validate`]s it against a [`mission`]'s typed
-//! allowlists and runs nothing unless every rule holds.
+//! allowlists and runs nothing unless every rule holds. Data flows one way: [`config`] (inputs)
+//! → [`validate::ValidatedPlan`] → [`run`] (the engine, over [`git`], [`process`] and a [`forge`])
+//! → [`report`] → [`ci`] outputs; [`app`] strings one run together and [`cli`] is the command line.
 
+pub mod app;
+pub mod ci;
 pub mod cli;
 pub mod config;
-pub mod engine;
 pub mod finding;
 pub mod forge;
 pub mod git;
+pub mod harden;
 pub mod manifest;
 pub mod markdown;
 pub mod mission;
 pub mod plan;
 pub mod process;
-pub mod progress;
 pub mod report;
+pub mod run;
 pub mod validate;

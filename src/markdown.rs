@@ -15,6 +15,22 @@ use std::sync::LazyLock;
 
 const ZWSP: &str = "&#8203;";
 
+/// Longest body or comment Quartermaster posts: GitHub refuses more than 65,536 characters
+/// (GitLab allows more).
+pub const MAX_POSTED_BODY: usize = 65_000;
+/// Longest text a plan may give for a body or comment: what Quartermaster posts adds its update
+/// table, footer and hidden marker, and must stay under [`MAX_POSTED_BODY`].
+pub const MAX_PLAN_BODY: usize = 60_000;
+
+/// `body` cut to [`MAX_POSTED_BODY`] characters, saying so.
+pub fn cap(body: String) -> String {
+    if body.chars().count() <= MAX_POSTED_BODY {
+        body
+    } else {
+        body.chars().take(MAX_POSTED_BODY).collect::<String>() + "… (truncated)"
+    }
+}
+
 static MENTION: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(^|[^A-Za-z0-9_`/])@([A-Za-z0-9])").expect("valid regex"));
 // Any `#12` or `!12`, including `owner/repo#12`; not `&#12;`, which is how entities are written.

@@ -14,11 +14,12 @@
 //! half-written record and two runs cannot hand out the same number.
 
 use super::{
-    Comment, Forge, ForgeError, Issue, NewIssue, NewPullRequest, PullRequest, PullRequestEdit,
-    Result, State, Target,
+    Comment, Forge, ForgeError, ForgeKind, Issue, NewIssue, NewPullRequest, PullRequest,
+    PullRequestEdit, Result, State, Target,
 };
-use crate::git::RemoteSpec;
+use crate::git::{RemoteSpec, RemoteUrl};
 use async_trait::async_trait;
+use secrecy::SecretString;
 use serde::{Deserialize, Serialize};
 use std::fs::File;
 use std::io::Write;
@@ -27,6 +28,17 @@ use std::path::{Path, PathBuf};
 pub struct LocalForge {
     dir: PathBuf,
     remote: RemoteSpec,
+}
+
+/// The local forge of a checkout: its records, and the checkout's remote that branches go to.
+pub struct LocalSettings {
+    pub checkout: PathBuf,
+    /// The checkout's remote branches are pushed to (`origin`).
+    pub remote: String,
+    /// Where the records live; `<checkout>/.git/quartermaster-forge` when `None`.
+    pub dir: Option<PathBuf>,
+    /// Sent when the remote asks for credentials.
+    pub token: Option<SecretString>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -88,6 +100,36 @@ fn local(context: &str, e: impl std::fmt::Display) -> ForgeError {
 }
 
 impl LocalForge {
+    /// The local forge of a checkout, pushing to the URL of the checkout's remote.
+    pub fn open_checkout(settings: LocalSettings) -> Result<Self> {
+        let checkout = settings.checkout.display();
+        let repo = git2::Repository::open(&settings.checkout).map_err(|e| {
+            ForgeError::Local(format!(
+                "checkout {checkout} is not a git repository: {}",
+                e.message()
+            ))
+        })?;
+        let remote = repo.find_remote(&settings.remote).map_err(|_| {
+            ForgeError::Local(format!(
+                "checkout {checkout} has no remote `{}`; pass --remote NAME",
+                settings.remote
+            ))
+        })?;
+        let url = remote.url().map_err(|_| {
+            ForgeError::Local(format!("remote `{}` has no usable URL", settings.remote))
+        })?;
+        let url = checkout_relative(&settings.checkout, url);
+        let dir = settings
+            .dir
+            .unwrap_or_else(|| repo.path().join("quartermaster-forge"));
+        let spec = RemoteSpec {
+            url: RemoteUrl::new(url),
+            username: None,
+            token: settings.token,
+        };
+        Self::open(&dir, spec)
+    }
+
     /// Opens (creating if needed) the forge directory `dir`; branches live at `remote`.
     pub fn open(dir: &Path, remote: RemoteSpec) -> Result<Self> {
         for folder in ["pulls", "issues"] {
@@ -245,6 +287,17 @@ impl LocalForge {
     }
 }
 
+/// A remote URL as written in the checkout's config: a relative path is relative to the checkout,
+/// not to where Quartermaster runs.
+fn checkout_relative(checkout: &Path, url: &str) -> String {
+    let relative = !url.contains("://") && !url.contains(':') && !Path::new(url).is_absolute();
+    if relative {
+        checkout.join(url).display().to_string()
+    } else {
+        url.to_string()
+    }
+}
+
 fn kind_word(kind: Kind) -> &'static str {
     match kind {
         Kind::PullRequest => "pull request",
@@ -262,8 +315,8 @@ fn add_labels(labels: &mut Vec<String>, more: &[String]) {
 
 #[async_trait]
 impl Forge for LocalForge {
-    fn kind(&self) -> &'static str {
-        "local"
+    fn kind(&self) -> ForgeKind {
+        ForgeKind::Local
     }
 
     fn remote(&self) -> &RemoteSpec {
@@ -425,7 +478,7 @@ mod tests {
         LocalForge::open(
             dir,
             RemoteSpec {
-                url: "/nowhere".into(),
+                url: RemoteUrl::new("/nowhere"),
                 username: None,
                 token: None,
             },

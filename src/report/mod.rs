@@ -1,10 +1,11 @@
 //! The run report: JSON for machines (`--report`), Markdown for reviewers (`--summary`, the CI
 //! job summary), and the exit code.
 
-pub mod github;
+mod markdown;
 
 use crate::finding::Finding;
-use crate::markdown::{cell, cell_code};
+use crate::forge::ForgeKind;
+use crate::plan::{ActionType, UpdateType};
 use serde::Serialize;
 
 /// Report format version; bumped on incompatible changes.
@@ -136,7 +137,7 @@ pub struct UpdateReport {
     pub package: String,
     pub from: String,
     pub to: String,
-    pub update_type: String,
+    pub update_type: UpdateType,
     /// The branch it was last tried on.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
@@ -152,7 +153,7 @@ pub struct UpdateReport {
 pub struct ActionReport {
     pub index: usize,
     #[serde(rename = "type")]
-    pub kind: String,
+    pub kind: ActionType,
     pub status: Status,
     pub reason: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -168,10 +169,10 @@ pub struct ActionReport {
 }
 
 impl ActionReport {
-    pub fn new(index: usize, kind: &str) -> Self {
+    pub fn new(index: usize, kind: ActionType) -> Self {
         Self {
             index,
-            kind: kind.to_string(),
+            kind,
             status: Status::Done,
             reason: String::new(),
             branch: None,
@@ -236,7 +237,7 @@ pub struct RunReport {
     pub started_at: String,
     pub finished_at: String,
     pub dry_run: bool,
-    pub forge: String,
+    pub forge: ForgeKind,
     pub mission: String,
     pub plan: String,
     pub validation: ValidationReport,
@@ -248,6 +249,9 @@ pub struct RunReport {
     /// Why the run could not start on a valid plan (the forge unreachable, the token refused...).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// What to do about `error`, when there is advice.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
     pub actions: Vec<ActionReport>,
 }
 
@@ -287,121 +291,6 @@ impl RunReport {
         s.push('\n');
         s
     }
-
-    /// What a reviewer wants at a glance: one row per action, the fate of every update, and the
-    /// output of whatever failed.
-    pub fn to_markdown(&self) -> String {
-        let s = &self.summary;
-        let mut out = format!(
-            "## Quartermaster: {} done, {} failed, {} skipped, {} denied\n\n",
-            s.done, s.failed, s.skipped, s.denied
-        );
-        if self.dry_run {
-            out.push_str("**Dry run**: nothing was pushed, opened or closed.\n\n");
-        }
-        if !self.validation.valid {
-            out.push_str(
-                "The plan is invalid; nothing ran.\n\n| Where | Code | Problem |\n|---|---|---|\n",
-            );
-            for f in &self.validation.errors {
-                out.push_str(&format!(
-                    "| {} | {} | {} |\n",
-                    cell_code(if f.pointer.is_empty() {
-                        "/"
-                    } else {
-                        &f.pointer
-                    }),
-                    cell_code(f.code.as_str()),
-                    cell(&f.message)
-                ));
-            }
-            return out;
-        }
-        if let Some(error) = &self.error {
-            out.push_str(&format!(
-                "Quartermaster could not start; nothing ran.\n\n> {}\n",
-                cell(error)
-            ));
-            return out;
-        }
-        out.push_str("| # | Action | Status | Result |\n|---:|---|---|---|\n");
-        for a in &self.actions {
-            let what = match &a.branch {
-                Some(b) => format!("{} {}", a.kind, cell_code(b)),
-                None => a.kind.clone(),
-            };
-            out.push_str(&format!(
-                "| {} | {} | {} | {} |\n",
-                a.index,
-                what,
-                status_badge(a.status),
-                cell(&result_text(a))
-            ));
-        }
-        let updates: Vec<(&ActionReport, &UpdateReport)> = self
-            .actions
-            .iter()
-            .flat_map(|a| a.updates.iter().map(move |u| (a, u)))
-            .collect();
-        if !updates.is_empty() {
-            out.push_str("\n### Updates\n\n| # | Package | From | To | Test | Landed |\n|---:|---|---|---|---|---|\n");
-            for (a, u) in updates {
-                let landed = match (u.landed, u.pull_request) {
-                    (true, Some(n)) => format!("PR #{n}"),
-                    (true, None) => "yes".to_string(),
-                    (false, _) => "no".to_string(),
-                };
-                let test = match u.test {
-                    Verdict::Passed => "passed",
-                    Verdict::Failed => "failed",
-                    Verdict::NotRun => "not run",
-                };
-                out.push_str(&format!(
-                    "| {} | {} | {} | {} | {test} | {landed} |\n",
-                    a.index,
-                    cell_code(&u.package),
-                    cell_code(&u.from),
-                    cell_code(&u.to)
-                ));
-            }
-        }
-        let failures: Vec<(&ActionReport, String, &str)> = self
-            .actions
-            .iter()
-            .flat_map(|a| {
-                let commands = a.commands.iter().filter(|c| !c.ok).filter_map(move |c| {
-                    c.process
-                        .output_tail
-                        .as_deref()
-                        .map(|t| (a, c.command.clone(), t))
-                });
-                let tests = a
-                    .test
-                    .iter()
-                    .flat_map(|t| t.runs.iter().map(move |r| (t, r)))
-                    .filter(|(_, r)| !r.passed)
-                    .filter_map(move |(t, r)| {
-                        r.process
-                            .output_tail
-                            .as_deref()
-                            .map(|tail| (a, format!("{} on {}", t.command, r.branch), tail))
-                    });
-                commands.chain(tests)
-            })
-            .collect();
-        if !failures.is_empty() {
-            out.push_str("\n### Failures\n");
-            for (a, what, tail) in failures {
-                out.push_str(&format!(
-                    "\n<details><summary>#{}: {}</summary>\n\n{}\n</details>\n",
-                    a.index,
-                    cell(&what),
-                    fenced(&last_lines(tail, 40))
-                ));
-            }
-        }
-        out
-    }
 }
 
 /// `getrusage(RUSAGE_SELF)`: this process only, not the commands it ran (Linux reports KiB).
@@ -409,43 +298,6 @@ fn peak_memory_kb() -> u64 {
     nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_SELF)
         .map(|u| u.max_rss().max(0) as u64)
         .unwrap_or(0)
-}
-
-fn status_badge(status: Status) -> &'static str {
-    match status {
-        Status::Done => "✅ done",
-        Status::Failed => "❌ failed",
-        Status::Skipped => "⏭️ skipped",
-        Status::Denied => "⛔ denied",
-    }
-}
-
-fn result_text(a: &ActionReport) -> String {
-    if !a.reason.is_empty() {
-        return a.reason.clone();
-    }
-    a.pull_requests
-        .iter()
-        .map(|p| format!("PR #{} {}", p.number, p.operation.as_str()))
-        .chain(
-            a.issues
-                .iter()
-                .map(|i| format!("issue #{} {}", i.number, i.operation.as_str())),
-        )
-        .collect::<Vec<_>>()
-        .join("; ")
-}
-
-fn last_lines(text: &str, n: usize) -> String {
-    let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(n)..].join("\n")
-}
-
-/// A fenced code block that `text` cannot break out of.
-fn fenced(text: &str) -> String {
-    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
-    let fence = "`".repeat(longest.max(2) + 1);
-    format!("{fence}text\n{text}\n{fence}")
 }
 
 #[cfg(test)]
@@ -459,7 +311,7 @@ mod tests {
             started_at: String::new(),
             finished_at: String::new(),
             dry_run: false,
-            forge: "local".into(),
+            forge: ForgeKind::Local,
             mission: "deps".into(),
             plan: "plan.json".into(),
             validation: ValidationReport {
@@ -472,6 +324,7 @@ mod tests {
             forge_requests: 0,
             exit_code: 0,
             error: None,
+            hint: None,
             actions,
         };
         r.conclude(100);
@@ -480,10 +333,10 @@ mod tests {
 
     #[test]
     fn exit_code_follows_statuses() {
-        let mut done = ActionReport::new(0, "skip");
+        let mut done = ActionReport::new(0, ActionType::Skip);
         done.finish(Status::Skipped, "held");
         assert_eq!(report(vec![done.clone()]).exit_code, 0);
-        let mut denied = ActionReport::new(1, "close_mr");
+        let mut denied = ActionReport::new(1, ActionType::CloseMr);
         denied.finish(Status::Denied, "not ours");
         let r = report(vec![done, denied]);
         assert_eq!(r.exit_code, 1);
@@ -500,7 +353,7 @@ mod tests {
 
     #[test]
     fn markdown_shows_results_and_contains_untrusted_output() {
-        let mut a = ActionReport::new(0, "create_mr");
+        let mut a = ActionReport::new(0, ActionType::CreateMr);
         a.branch = Some("quartermaster/x".into());
         a.commands.push(CommandRecord {
             command: "npm install x@1.0.0".into(),
@@ -524,7 +377,7 @@ mod tests {
 
     #[test]
     fn timing_separates_children_from_overhead() {
-        let mut a = ActionReport::new(0, "create_mr");
+        let mut a = ActionReport::new(0, ActionType::CreateMr);
         a.test = Some(TestReport {
             command: "make test".into(),
             runs: vec![TestRun {

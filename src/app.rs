@@ -1,0 +1,178 @@
+//! One run, from a resolved configuration to its report: validate the plan, harden the process,
+//! open the forge, hide the checkout's persisted credentials, run the engine, conclude.
+
+use crate::ci::github;
+use crate::ci::progress::Progress;
+use crate::config::{ConfigError, RunConfig};
+use crate::finding::Finding;
+use crate::forge::{self, ForgeKind};
+use crate::git::CredentialGuard;
+use crate::mission::Mission;
+use crate::report::{ActionReport, REPORT_VERSION, RunReport, Summary, Timing, ValidationReport};
+use crate::run::{Engine, Settings};
+use crate::validate::{self, ValidatedPlan, Validation};
+use base64::Engine as _;
+use secrecy::ExposeSecret;
+use std::sync::{Arc, Mutex};
+use std::time::{Instant, SystemTime};
+
+/// Validates and runs the plan `bytes`; the report says what happened, including why the run
+/// could not start.
+pub fn run(config: &RunConfig, mission: &Mission, bytes: &[u8], progress: &Progress) -> RunReport {
+    let started = Instant::now();
+    let started_at = SystemTime::now();
+    for mask in github::masks(&secret_forms(config)) {
+        progress.command(&mask);
+    }
+    let validation = validate::validate(bytes, mission);
+    show_findings(config, &validation, progress);
+    let mut report = new_report(config, mission, &validation, started_at);
+    if let Some(plan) = &validation.plan {
+        progress.line(&format!(
+            "quartermaster: plan {} is valid ({} actions; mission {}, forge {}{})",
+            config.plan.display(),
+            plan.plan().actions.len(),
+            mission.name,
+            config.forge,
+            if config.dry_run { ", dry run" } else { "" }
+        ));
+        if config.token_is_default && config.forge == ForgeKind::Github {
+            progress.command(&github::warning(
+                "The token is the workflow's GITHUB_TOKEN: PRs it opens do not trigger other workflows, so no CI runs on them. Pass a GitHub App token or a personal access token as `token` to have CI check Quartermaster's PRs.",
+            ));
+        }
+        match execute(config, plan, progress) {
+            Ok((actions, requests)) => {
+                report.actions = actions;
+                report.forge_requests = requests;
+            }
+            Err(e) => {
+                eprintln!("{}", e.render());
+                report.error = Some(e.message);
+                report.hint = e.hint;
+            }
+        }
+    } else {
+        progress.line("quartermaster: the plan is invalid; nothing ran");
+    }
+    report.finished_at = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
+    report.conclude(started.elapsed().as_millis() as u64);
+    report
+}
+
+/// Every finding in the log (quoted: plan text is untrusted), and as annotations on GitHub.
+fn show_findings(config: &RunConfig, validation: &Validation, progress: &Progress) {
+    let findings: Vec<Finding> = validation
+        .errors()
+        .chain(validation.warnings())
+        .cloned()
+        .collect();
+    progress.quoted(
+        &findings
+            .iter()
+            .map(Finding::to_string)
+            .collect::<Vec<_>>()
+            .join("\n"),
+    );
+    for annotation in github::annotations(&findings, &config.plan) {
+        progress.command(&annotation);
+    }
+}
+
+fn new_report(
+    config: &RunConfig,
+    mission: &Mission,
+    validation: &Validation,
+    started_at: SystemTime,
+) -> RunReport {
+    RunReport {
+        version: REPORT_VERSION,
+        quartermaster: env!("CARGO_PKG_VERSION"),
+        started_at: humantime::format_rfc3339_seconds(started_at).to_string(),
+        finished_at: String::new(),
+        dry_run: config.dry_run,
+        forge: config.forge,
+        mission: mission.name.clone(),
+        plan: config.plan.display().to_string(),
+        validation: ValidationReport {
+            valid: validation.is_valid(),
+            errors: validation.errors().cloned().collect(),
+            warnings: validation.warnings().cloned().collect(),
+        },
+        summary: Summary::default(),
+        timing: Timing::default(),
+        forge_requests: 0,
+        exit_code: 0,
+        error: None,
+        hint: None,
+        actions: Vec::new(),
+    }
+}
+
+/// Runs a valid plan: hardens the process, opens the forge, hides persisted credentials, and
+/// hands the actions to the engine. Returns the action reports and the forge requests sent.
+fn execute(
+    config: &RunConfig,
+    plan: &ValidatedPlan,
+    progress: &Progress,
+) -> Result<(Vec<ActionReport>, u64), ConfigError> {
+    let guard_slot: Arc<Mutex<Option<CredentialGuard>>> = Arc::default();
+    let _isolation = crate::harden::process(guard_slot.clone())?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| ConfigError::new(format!("async runtime: {e}")))?;
+    // The HTTP clients spawn their connection tasks when they are built.
+    let _context = runtime.enter();
+    let forge = runtime
+        .block_on(forge::open(config.forge_config()?))
+        .map_err(|e| ConfigError::new(e.to_string()))?;
+    let guard = CredentialGuard::neutralise(&config.checkout).map_err(|e| {
+        ConfigError::new(format!(
+            "cannot hide the credentials persisted in the checkout: {e}"
+        ))
+    })?;
+    if guard.is_active() {
+        progress.line(
+            "quartermaster: credentials persisted in the checkout are hidden while commands run",
+        );
+        progress.command(&github::warning(
+            "The checkout holds persisted credentials. Quartermaster hides them while agent commands run, but set `persist-credentials: false` on actions/checkout so that no step can read them.",
+        ));
+    }
+    *crate::harden::lock(&guard_slot) = Some(guard);
+    let settings = settings(config);
+    let engine = Engine::new(plan, forge.as_ref(), &settings, progress);
+    let actions = runtime.block_on(engine.run());
+    drop(crate::harden::lock(&guard_slot).take());
+    Ok((actions, forge.requests()))
+}
+
+fn settings(config: &RunConfig) -> Settings {
+    Settings {
+        dry_run: config.dry_run,
+        min_confidence: config.min_confidence,
+        command_timeout: config.command_timeout,
+        bot_label: config.bot_label.clone(),
+        author: config.author.clone(),
+        draft: config.draft,
+        allow_mentions: config.allow_mentions,
+        child_env: crate::process::child_env(std::env::vars_os(), &config.extra_env),
+        secrets: secret_forms(config),
+    }
+}
+
+/// The token as it may travel: raw, and base64 in HTTP basic credentials.
+pub fn secret_forms(config: &RunConfig) -> Vec<String> {
+    let Some(token) = &config.token else {
+        return Vec::new();
+    };
+    let token = token.expose_secret();
+    let b64 = |s: String| base64::engine::general_purpose::STANDARD.encode(s);
+    vec![
+        token.to_string(),
+        b64(format!("x-access-token:{token}")),
+        b64(format!("oauth2:{token}")),
+        b64(format!(":{token}")),
+    ]
+}

@@ -1,0 +1,88 @@
+//! The command line: `run`, `validate`, `schema`. Parses arguments, hands them to the library's
+//! rooms, and turns results into output and exit codes.
+
+mod run;
+mod validate;
+
+pub use validate::{read_plan, render_json, render_text};
+
+use crate::config::Inputs;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Exit code: the plan or configuration is invalid and nothing ran.
+pub const EXIT_INVALID: u8 = 2;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "quartermaster",
+    version,
+    about = "Trusted executor for agent-written dependency-update plans",
+    long_about = "Validates an agent's JSON plan, runs only allowlisted update commands and an allowed \
+                  test runner in isolated workspaces, and opens or updates labelled PRs/MRs."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Execute a plan: validate it, run its commands and tests, push branches, open PRs/MRs.
+    ///
+    /// Every flag can also be set with its `QM_*` variable (`--dry-run` is `QM_DRY_RUN`). Exits 0
+    /// when every action is done or skipped, 1 when one failed or was denied, 2 when the plan or
+    /// the configuration is invalid (then nothing runs).
+    Run(Box<Inputs>),
+    /// Check a plan against the schema and the mission's rules; nothing runs.
+    ///
+    /// Exits 0 when the plan is valid (warnings are printed), 2 when it is not.
+    Validate(ValidateArgs),
+    /// Print the plan's JSON Schema (draft 2020-12), usable as an LLM structured-output schema.
+    Schema,
+}
+
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// Plan file, or `-` for standard input.
+    #[arg(value_name = "PLAN|-")]
+    pub plan: PathBuf,
+    /// Mission whose allowlist applies [env: QM_MISSION] [default: deps].
+    #[arg(long)]
+    pub mission: Option<String>,
+    /// Directory of custom missions (`<DIR>/<name>/allowlist.json`), searched before the embedded
+    /// ones [env: QM_MISSIONS_DIR].
+    #[arg(long, value_name = "DIR")]
+    pub missions_dir: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+}
+
+/// Runs the command line; the binary's whole `main`.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Run(inputs) => run::command(*inputs),
+        Command::Validate(args) => validate::command(&args),
+        Command::Schema => {
+            let schema = serde_json::to_string_pretty(&crate::plan::json_schema())
+                .expect("a JSON value serialises");
+            println!("{schema}");
+            ExitCode::SUCCESS
+        }
+    }
+}
+
+/// Says why nothing ran, and exits 2.
+fn fail(error: &crate::config::ConfigError) -> ExitCode {
+    eprintln!("{}", error.render());
+    ExitCode::from(EXIT_INVALID)
+}

@@ -1,0 +1,81 @@
+//! `quartermaster run`: inputs to configuration, the run, and its outputs: the report, the summary,
+//! the CI's files, and the exit code.
+
+use super::fail;
+use super::validate::{load_mission, read_plan};
+use crate::ci::github;
+use crate::ci::progress::Progress;
+use crate::config::{CiEnv, Inputs, RunConfig, env_vars};
+use crate::report::RunReport;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+pub fn command(flags: Inputs) -> ExitCode {
+    init_logging();
+    let config = match Inputs::from_env().and_then(|env| {
+        let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+        RunConfig::resolve(flags.combine(env), CiEnv::from_env(), cwd)
+    }) {
+        Ok(c) => c,
+        Err(e) => return fail(&e),
+    };
+    let mission = match load_mission(Some(&config.mission), config.missions_dir.as_deref()) {
+        Ok(m) => m,
+        Err(e) => return fail(&e),
+    };
+    let bytes = match read_plan(&config.plan) {
+        Ok(b) => b,
+        Err(e) => return fail(&e),
+    };
+    let progress = if config.ci.on_github() {
+        Progress::github_actions()
+    } else {
+        Progress::stderr()
+    };
+    let report = crate::app::run(&config, &mission, &bytes, &progress);
+    let written = write_outputs(&config, &report, &progress);
+    ExitCode::from(if written {
+        report.exit_code
+    } else {
+        report.exit_code.max(1)
+    })
+}
+
+/// Writes the report, the summary and the CI's files, and shows the summary. Every output is
+/// attempted: one that cannot be written does not cost the others. Whether all were written.
+fn write_outputs(config: &RunConfig, report: &RunReport, progress: &Progress) -> bool {
+    let markdown = report.to_markdown();
+    let mut written = true;
+    for (path, text) in [
+        (&config.report, report.to_json()),
+        (&config.summary, markdown.clone()),
+    ] {
+        if let Some(path) = path
+            && let Err(e) = std::fs::write(path, text)
+        {
+            eprintln!("error: cannot write {}: {e}", path.display());
+            written = false;
+        }
+    }
+    if let Err(e) = github::publish(&config.ci, report, config.report.as_deref(), &markdown) {
+        eprintln!("error: {e}");
+        written = false;
+    }
+    if progress.is_github() {
+        progress.quoted(&markdown);
+    } else {
+        let _ = std::io::stdout().write_all(markdown.as_bytes());
+    }
+    written
+}
+
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env(env_vars::QM_LOG)
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .without_time()
+        .try_init();
+}

@@ -1,0 +1,59 @@
+//! What the CI environment says: which CI this is, where the checkout is, the forge's URLs.
+
+use serde::{Deserialize, Deserializer};
+
+/// The CI variables Quartermaster looks at; empty ones count as unset.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default)]
+pub struct CiEnv {
+    #[serde(deserialize_with = "set")]
+    pub github_actions: Option<String>,
+    #[serde(deserialize_with = "set")]
+    pub github_workspace: Option<String>,
+    #[serde(deserialize_with = "set")]
+    pub github_token: Option<String>,
+    #[serde(deserialize_with = "set")]
+    pub github_api_url: Option<String>,
+    #[serde(deserialize_with = "set")]
+    pub github_server_url: Option<String>,
+    #[serde(deserialize_with = "set")]
+    pub github_repository: Option<String>,
+    #[serde(deserialize_with = "set")]
+    pub github_output: Option<String>,
+    #[serde(deserialize_with = "set")]
+    pub github_step_summary: Option<String>,
+    #[serde(deserialize_with = "set")]
+    pub gitlab_ci: Option<String>,
+    #[serde(deserialize_with = "set")]
+    pub gitlab_token: Option<String>,
+    #[serde(deserialize_with = "set")]
+    pub ci_job_token: Option<String>,
+    #[serde(deserialize_with = "set")]
+    pub ci_project_dir: Option<String>,
+    #[serde(deserialize_with = "set")]
+    pub ci_api_v4_url: Option<String>,
+    #[serde(deserialize_with = "set")]
+    pub ci_server_url: Option<String>,
+    #[serde(deserialize_with = "set")]
+    pub ci_project_id: Option<String>,
+    #[serde(deserialize_with = "set")]
+    pub ci_project_path: Option<String>,
+}
+
+fn set<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    Ok(Option::<String>::deserialize(d)?.filter(|v| !v.is_empty()))
+}
+
+impl CiEnv {
+    pub fn from_env() -> Self {
+        envy::from_env().unwrap_or_default()
+    }
+
+    pub fn on_github(&self) -> bool {
+        self.github_actions.as_deref() == Some("true")
+    }
+
+    pub fn on_gitlab(&self) -> bool {
+        self.gitlab_ci.as_deref() == Some("true")
+    }
+}

@@ -1,0 +1,37 @@
+//! Every environment variable Quartermaster reads, in one place.
+
+/// Prefix of Quartermaster's own inputs: `QM_<FLAG>` for every `--flag` of `run`.
+pub const PREFIX: &str = "QM_";
+
+/// The forge token, when set explicitly (never a flag: flags show in process listings).
+pub const QM_TOKEN: &str = "QM_TOKEN";
+/// Set by the GitHub Action when `token` is the workflow's own `GITHUB_TOKEN`.
+pub const QM_TOKEN_IS_DEFAULT: &str = "QM_TOKEN_IS_DEFAULT";
+/// The log filter (`tracing` syntax).
+pub const QM_LOG: &str = "QM_LOG";
+
+/// Variables that hold forge credentials: never handed to agent commands, whatever extra-env says.
+pub const TOKEN_VARIABLES: &[&str] = &[
+    "QM_TOKEN",
+    "GITHUB_TOKEN",
+    "GITLAB_TOKEN",
+    "CI_JOB_TOKEN",
+    "INPUT_TOKEN",
+    "ACTIONS_RUNTIME_TOKEN",
+    "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
+    "CI_REGISTRY_PASSWORD",
+];
+
+/// The `QM_*` variable of a `run` flag: `dry-run` is `QM_DRY_RUN`.
+pub fn of_flag(flag: &str) -> String {
+    format!("{PREFIX}{}", flag.replace('-', "_").to_ascii_uppercase())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn flags_map_to_their_variables() {
+        assert_eq!(super::of_flag("dry-run"), "QM_DRY_RUN");
+        assert_eq!(super::of_flag("forge-max-wait"), "QM_FORGE_MAX_WAIT");
+    }
+}

@@ -1,0 +1,222 @@
+//! One layer of inputs for `run`: each value given as a flag, else as its `QM_*` variable.
+//!
+//! Flags and variables fill the same struct (clap for the one, envy for the other) and
+//! [`Inputs::combine`] is the one rule that layers them; [`super::RunConfig::resolve`] then parses
+//! and checks the result and adds what the CI environment implies. GitHub sets every declared
+//! action input, unset ones as `""`, and GitLab components map their inputs to `QM_*` themselves,
+//! so an empty variable means "unset" everywhere.
+
+use super::env_vars;
+use super::error::ConfigError;
+use clap::Args;
+use serde::{Deserialize, Deserializer};
+use std::path::PathBuf;
+
+/// Every input of `quartermaster run`. The token is only ever read from the environment, never
+/// from a flag, where it would show in process listings.
+#[derive(Debug, Default, Clone, Args, Deserialize)]
+#[serde(default)]
+pub struct Inputs {
+    /// The plan to execute [env: QM_PLAN].
+    #[arg(long, value_name = "FILE")]
+    #[serde(deserialize_with = "set")]
+    pub plan: Option<PathBuf>,
+    /// The repository checkout [env: QM_CHECKOUT; default: GITHUB_WORKSPACE, CI_PROJECT_DIR or the
+    /// current directory].
+    #[arg(long, value_name = "DIR")]
+    #[serde(deserialize_with = "set")]
+    pub checkout: Option<PathBuf>,
+    /// Mission whose allowlist applies [env: QM_MISSION] [default: deps].
+    #[arg(long)]
+    #[serde(deserialize_with = "set")]
+    pub mission: Option<String>,
+    /// Directory of custom missions (`<DIR>/<name>/allowlist.json`), searched before the embedded
+    /// ones [env: QM_MISSIONS_DIR].
+    #[arg(long, value_name = "DIR")]
+    #[serde(deserialize_with = "set")]
+    pub missions_dir: Option<PathBuf>,
+    /// Where PRs/MRs live: auto (github under GITHUB_ACTIONS, gitlab under GITLAB_CI, else
+    /// local), local, github or gitlab [env: QM_FORGE].
+    #[arg(long, value_name = "KIND")]
+    #[serde(deserialize_with = "set")]
+    pub forge: Option<String>,
+    /// Directory of the local forge's records [env: QM_FORGE_DIR; default:
+    /// <checkout>/.git/quartermaster-forge].
+    #[arg(long, value_name = "DIR")]
+    #[serde(deserialize_with = "set")]
+    pub forge_dir: Option<PathBuf>,
+    /// Git remote of the checkout that branches go to, for the local forge [env: QM_REMOTE;
+    /// default: origin].
+    #[arg(long, value_name = "NAME")]
+    #[serde(deserialize_with = "set")]
+    pub remote: Option<String>,
+    /// Write the JSON report here [env: QM_REPORT].
+    #[arg(long, value_name = "FILE")]
+    #[serde(deserialize_with = "set")]
+    pub report: Option<PathBuf>,
+    /// Write the Markdown summary here [env: QM_SUMMARY].
+    #[arg(long, value_name = "FILE")]
+    #[serde(deserialize_with = "set")]
+    pub summary: Option<PathBuf>,
+    /// Validate, run commands and tests, commit locally, but push, open and close nothing
+    /// [env: QM_DRY_RUN].
+    #[arg(long, num_args = 0, default_missing_value = "true")]
+    #[serde(deserialize_with = "set")]
+    pub dry_run: Option<String>,
+    /// Actions below this confidence are skipped [env: QM_MIN_CONFIDENCE; default: 0.5].
+    #[arg(long, value_name = "0..1")]
+    #[serde(deserialize_with = "set")]
+    pub min_confidence: Option<String>,
+    /// Time limit of each command and test run, e.g. 600, 10m [env: QM_COMMAND_TIMEOUT;
+    /// default: 15m].
+    #[arg(long, value_name = "DURATION")]
+    #[serde(deserialize_with = "set")]
+    pub command_timeout: Option<String>,
+    /// Label that marks Quartermaster's PRs and issues [env: QM_BOT_LABEL; default:
+    /// quartermaster].
+    #[arg(long, value_name = "LABEL")]
+    #[serde(deserialize_with = "set")]
+    pub bot_label: Option<String>,
+    /// Commit identity, `Name <email>` [env: QM_GIT_AUTHOR].
+    #[arg(long, value_name = "IDENTITY")]
+    #[serde(deserialize_with = "set")]
+    pub git_author: Option<String>,
+    /// Pass this environment variable to commands and tests (repeatable) [env: QM_EXTRA_ENV,
+    /// comma-separated].
+    #[arg(long = "extra-env", value_name = "NAME")]
+    #[serde(deserialize_with = "list")]
+    pub extra_env: Vec<String>,
+    /// Open PRs/MRs as drafts [env: QM_DRAFT].
+    #[arg(long, num_args = 0, default_missing_value = "true")]
+    #[serde(deserialize_with = "set")]
+    pub draft: Option<String>,
+    /// Let @mentions and #references in plan text notify people [env: QM_ALLOW_MENTIONS].
+    #[arg(long, num_args = 0, default_missing_value = "true")]
+    #[serde(deserialize_with = "set")]
+    pub allow_mentions: Option<String>,
+    /// Minimum time between two write requests to the forge's API [env: QM_FORGE_WRITE_INTERVAL;
+    /// default: 1s].
+    #[arg(long, value_name = "DURATION")]
+    #[serde(deserialize_with = "set")]
+    pub forge_write_interval: Option<String>,
+    /// Longest rate-limit wait honoured; beyond it the remaining forge calls fail
+    /// [env: QM_FORGE_MAX_WAIT; default: 90s].
+    #[arg(long, value_name = "DURATION")]
+    #[serde(deserialize_with = "set")]
+    pub forge_max_wait: Option<String>,
+    /// The forge token: `QM_TOKEN` only.
+    #[arg(skip)]
+    #[serde(deserialize_with = "set")]
+    pub token: Option<String>,
+    /// `QM_TOKEN_IS_DEFAULT`: set by the GitHub Action when the token is the workflow's own.
+    #[arg(skip)]
+    #[serde(deserialize_with = "set")]
+    pub token_is_default: Option<String>,
+}
+
+/// A variable's value; empty means unset.
+fn set<'de, D: Deserializer<'de>, T: From<String>>(d: D) -> Result<Option<T>, D::Error> {
+    Ok(Option::<String>::deserialize(d)?
+        .filter(|v| !v.is_empty())
+        .map(T::from))
+}
+
+/// A list variable: names separated by commas, spaces or line breaks.
+fn list<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    Ok(Option::<String>::deserialize(d)?
+        .map(|v| {
+            v.split([',', '\n', ' '])
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(String::from)
+                .collect()
+        })
+        .unwrap_or_default())
+}
+
+impl Inputs {
+    /// The `QM_*` variables of the process environment.
+    pub fn from_env() -> Result<Self, ConfigError> {
+        Self::from_vars(std::env::vars())
+    }
+
+    /// The `QM_*` variables among `vars`.
+    pub fn from_vars(
+        vars: impl IntoIterator<Item = (String, String)>,
+    ) -> Result<Self, ConfigError> {
+        envy::prefixed(env_vars::PREFIX)
+            .from_iter(vars)
+            .map_err(|e| ConfigError::new(format!("QM_* environment: {e}")))
+    }
+
+    /// These inputs over `fallback`: a value given here wins; extra-env names add up.
+    pub fn combine(self, fallback: Inputs) -> Inputs {
+        let mut extra_env = self.extra_env;
+        extra_env.extend(fallback.extra_env);
+        Inputs {
+            plan: self.plan.or(fallback.plan),
+            checkout: self.checkout.or(fallback.checkout),
+            mission: self.mission.or(fallback.mission),
+            missions_dir: self.missions_dir.or(fallback.missions_dir),
+            forge: self.forge.or(fallback.forge),
+            forge_dir: self.forge_dir.or(fallback.forge_dir),
+            remote: self.remote.or(fallback.remote),
+            report: self.report.or(fallback.report),
+            summary: self.summary.or(fallback.summary),
+            dry_run: self.dry_run.or(fallback.dry_run),
+            min_confidence: self.min_confidence.or(fallback.min_confidence),
+            command_timeout: self.command_timeout.or(fallback.command_timeout),
+            bot_label: self.bot_label.or(fallback.bot_label),
+            git_author: self.git_author.or(fallback.git_author),
+            extra_env,
+            draft: self.draft.or(fallback.draft),
+            allow_mentions: self.allow_mentions.or(fallback.allow_mentions),
+            forge_write_interval: self.forge_write_interval.or(fallback.forge_write_interval),
+            forge_max_wait: self.forge_max_wait.or(fallback.forge_max_wait),
+            token: self.token.or(fallback.token),
+            token_is_default: self.token_is_default.or(fallback.token_is_default),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars(pairs: &[(&str, &str)]) -> Inputs {
+        Inputs::from_vars(pairs.iter().map(|(k, v)| (k.to_string(), v.to_string()))).unwrap()
+    }
+
+    #[test]
+    fn empty_variables_are_unset_and_lists_split() {
+        let env = vars(&[
+            ("QM_DRY_RUN", ""),
+            ("QM_MISSION", "deps"),
+            ("QM_EXTRA_ENV", "A, B\nC"),
+            ("QM_TOKEN", "t"),
+            ("GITHUB_TOKEN", "ignored"),
+        ]);
+        assert_eq!(env.dry_run, None);
+        assert_eq!(env.mission.as_deref(), Some("deps"));
+        assert_eq!(env.extra_env, vec!["A", "B", "C"]);
+        assert_eq!(env.token.as_deref(), Some("t"));
+    }
+
+    #[test]
+    fn flags_win_and_extra_env_adds_up() {
+        let flags = Inputs {
+            mission: Some("docs-drift".into()),
+            extra_env: vec!["X".into()],
+            ..Inputs::default()
+        };
+        let env = vars(&[
+            ("QM_MISSION", "deps"),
+            ("QM_REMOTE", "up"),
+            ("QM_EXTRA_ENV", "Y"),
+        ]);
+        let both = flags.combine(env);
+        assert_eq!(both.mission.as_deref(), Some("docs-drift"));
+        assert_eq!(both.remote.as_deref(), Some("up"));
+        assert_eq!(both.extra_env, vec!["X", "Y"]);
+    }
+}

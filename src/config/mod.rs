@@ -1,0 +1,248 @@
+//! Inputs: command-line flags, then `QM_*` environment variables, then what the CI environment
+//! implies, then defaults; resolved once into a checked [`RunConfig`].
+
+mod ci;
+pub mod env_vars;
+mod error;
+mod forge;
+mod inputs;
+mod values;
+
+pub use ci::CiEnv;
+pub use error::ConfigError;
+pub use inputs::Inputs;
+pub use values::parse_duration;
+
+use crate::forge::ForgeKind;
+use crate::git::Identity;
+use secrecy::SecretString;
+use std::path::PathBuf;
+use std::time::Duration;
+use values::{parse_bool, parse_duration_or_zero};
+
+/// Everything `run` needs, resolved and checked.
+#[derive(Debug)]
+pub struct RunConfig {
+    pub plan: PathBuf,
+    pub checkout: PathBuf,
+    pub mission: String,
+    pub missions_dir: Option<PathBuf>,
+    pub forge: ForgeKind,
+    pub forge_dir: Option<PathBuf>,
+    pub remote: String,
+    pub report: Option<PathBuf>,
+    pub summary: Option<PathBuf>,
+    pub dry_run: bool,
+    pub min_confidence: f64,
+    pub command_timeout: Duration,
+    pub bot_label: String,
+    pub author: Identity,
+    pub token: Option<SecretString>,
+    /// Where the token came from, for messages (`QM_TOKEN`, `GITHUB_TOKEN`, ...).
+    pub token_source: Option<&'static str>,
+    pub extra_env: Vec<String>,
+    pub draft: bool,
+    pub allow_mentions: bool,
+    /// Minimum time between two write requests to the forge's API.
+    pub forge_write_interval: Duration,
+    /// Longest rate-limit wait honoured before the forge budget counts as exhausted.
+    pub forge_max_wait: Duration,
+    /// Whether the token is the workflow's default `GITHUB_TOKEN` (PRs it opens run no CI).
+    pub token_is_default: bool,
+    pub ci: CiEnv,
+}
+
+pub const DEFAULT_MIN_CONFIDENCE: f64 = 0.5;
+pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(900);
+pub const DEFAULT_BOT_LABEL: &str = "quartermaster";
+pub const DEFAULT_FORGE_WRITE_INTERVAL: Duration = Duration::from_secs(1);
+pub const DEFAULT_FORGE_MAX_WAIT: Duration = Duration::from_secs(90);
+/// The identity GitHub shows as "github-actions[bot]"; what create-pull-request commits as.
+pub const GITHUB_BOT_AUTHOR: &str =
+    "github-actions[bot] <41898282+github-actions[bot]@users.noreply.github.com>";
+pub const DEFAULT_AUTHOR: &str = "Quartermaster <quartermaster@noreply.invalid>";
+
+impl RunConfig {
+    /// Resolves combined inputs (flags over `QM_*` variables) over CI defaults, and checks them.
+    pub fn resolve(inputs: Inputs, ci: CiEnv, cwd: PathBuf) -> Result<Self, ConfigError> {
+        let plan = inputs
+            .plan
+            .clone()
+            .ok_or_else(|| ConfigError::new("no plan given: pass --plan FILE or set QM_PLAN"))?;
+        let forge = forge_kind(inputs.forge.as_deref(), &ci)?;
+        let (token, token_source) = token(&inputs, &ci, forge);
+        let extra_env = extra_env(inputs.extra_env.clone(), token.as_deref())?;
+        let flag = |name: &str, value: &Option<String>| -> Result<bool, ConfigError> {
+            value.as_deref().map_or(Ok(false), |v| parse_bool(name, v))
+        };
+        Ok(Self {
+            checkout: checkout(&inputs, &ci, cwd),
+            mission: inputs
+                .mission
+                .clone()
+                .unwrap_or_else(|| crate::mission::DEFAULT_MISSION.into()),
+            missions_dir: inputs.missions_dir.clone(),
+            forge_dir: inputs.forge_dir.clone(),
+            remote: inputs.remote.clone().unwrap_or_else(|| "origin".into()),
+            report: inputs.report.clone(),
+            summary: inputs.summary.clone(),
+            dry_run: flag("QM_DRY_RUN", &inputs.dry_run)?,
+            min_confidence: min_confidence(inputs.min_confidence.as_deref())?,
+            command_timeout: match inputs.command_timeout.as_deref() {
+                Some(v) => parse_duration("command-timeout", v)?,
+                None => DEFAULT_COMMAND_TIMEOUT,
+            },
+            bot_label: bot_label(inputs.bot_label.clone())?,
+            author: author(inputs.git_author.clone(), forge)?,
+            token_is_default: token_source == Some("GITHUB_TOKEN")
+                || flag("QM_TOKEN_IS_DEFAULT", &inputs.token_is_default)?,
+            token: token.map(SecretString::from),
+            token_source,
+            extra_env,
+            draft: flag("QM_DRAFT", &inputs.draft)?,
+            allow_mentions: flag("QM_ALLOW_MENTIONS", &inputs.allow_mentions)?,
+            forge_write_interval: duration(
+                &inputs.forge_write_interval,
+                "forge-write-interval",
+                DEFAULT_FORGE_WRITE_INTERVAL,
+            )?,
+            forge_max_wait: duration(
+                &inputs.forge_max_wait,
+                "forge-max-wait",
+                DEFAULT_FORGE_MAX_WAIT,
+            )?,
+            plan,
+            forge,
+            ci,
+        })
+    }
+}
+
+fn checkout(inputs: &Inputs, ci: &CiEnv, cwd: PathBuf) -> PathBuf {
+    inputs
+        .checkout
+        .clone()
+        .or_else(|| ci.github_workspace.clone().map(PathBuf::from))
+        .or_else(|| ci.ci_project_dir.clone().map(PathBuf::from))
+        .unwrap_or(cwd)
+}
+
+fn forge_kind(name: Option<&str>, ci: &CiEnv) -> Result<ForgeKind, ConfigError> {
+    Ok(match name.unwrap_or("auto") {
+        "auto" if ci.on_github() => ForgeKind::Github,
+        "auto" if ci.on_gitlab() => ForgeKind::Gitlab,
+        "auto" | "local" => ForgeKind::Local,
+        "github" => ForgeKind::Github,
+        "gitlab" => ForgeKind::Gitlab,
+        other => {
+            return Err(ConfigError::new(format!(
+                "--forge must be auto, local, github or gitlab, not `{other}`"
+            )));
+        }
+    })
+}
+
+fn min_confidence(value: Option<&str>) -> Result<f64, ConfigError> {
+    let value = match value {
+        Some(v) => v.parse::<f64>().map_err(|_| {
+            ConfigError::new(format!(
+                "--min-confidence or QM_MIN_CONFIDENCE must be a number, not `{v}`"
+            ))
+        })?,
+        None => DEFAULT_MIN_CONFIDENCE,
+    };
+    if !(0.0..=1.0).contains(&value) {
+        return Err(ConfigError::new(format!(
+            "min-confidence must be between 0 and 1, not {value}"
+        )));
+    }
+    Ok(value)
+}
+
+fn bot_label(value: Option<String>) -> Result<String, ConfigError> {
+    let label = value.unwrap_or_else(|| DEFAULT_BOT_LABEL.into());
+    match crate::plan::label::problem(&label) {
+        Some((_, why)) => Err(ConfigError::new(format!("bot label `{label}`: {why}"))),
+        None => Ok(label),
+    }
+}
+
+fn author(value: Option<String>, forge: ForgeKind) -> Result<Identity, ConfigError> {
+    let text = value.unwrap_or_else(|| {
+        if forge == ForgeKind::Github {
+            GITHUB_BOT_AUTHOR.into()
+        } else {
+            DEFAULT_AUTHOR.into()
+        }
+    });
+    Identity::parse(&text).ok_or_else(|| {
+        ConfigError::new(format!(
+            "git author `{text}` must look like `Name <email@example.com>`"
+        ))
+    })
+}
+
+/// The token and the variable it came from: `QM_TOKEN`, else the forge's own variable.
+fn token(inputs: &Inputs, ci: &CiEnv, forge: ForgeKind) -> (Option<String>, Option<&'static str>) {
+    if let Some(t) = &inputs.token {
+        (Some(t.clone()), Some(env_vars::QM_TOKEN))
+    } else if let Some(t) = ci
+        .github_token
+        .clone()
+        .filter(|_| forge != ForgeKind::Gitlab)
+    {
+        (Some(t), Some("GITHUB_TOKEN"))
+    } else if let Some(t) = ci
+        .gitlab_token
+        .clone()
+        .filter(|_| forge != ForgeKind::Github)
+    {
+        (Some(t), Some("GITLAB_TOKEN"))
+    } else {
+        (None, None)
+    }
+}
+
+/// Checks the extra variables for children: names only, and never one holding credentials.
+fn extra_env(names: Vec<String>, token: Option<&str>) -> Result<Vec<String>, ConfigError> {
+    for name in &names {
+        let valid = name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !valid {
+            return Err(ConfigError::new(format!(
+                "extra-env: `{name}` is not a variable name"
+            )));
+        }
+        if env_vars::TOKEN_VARIABLES.contains(&name.as_str()) {
+            return Err(ConfigError::new(format!(
+                "extra-env: `{name}` holds forge credentials and is never passed to agent commands"
+            )));
+        }
+        if let (Some(t), Ok(value)) = (token, std::env::var(name))
+            && !value.is_empty()
+            && value == t
+        {
+            return Err(ConfigError::new(format!(
+                "extra-env: `{name}` holds the forge token and is never passed to agent commands"
+            )));
+        }
+    }
+    Ok(names)
+}
+
+fn duration(
+    value: &Option<String>,
+    name: &str,
+    default: Duration,
+) -> Result<Duration, ConfigError> {
+    match value.as_deref() {
+        Some(v) => parse_duration_or_zero(name, v),
+        None => Ok(default),
+    }
+}
+
+#[cfg(test)]
+mod tests;

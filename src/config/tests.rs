@@ -1,0 +1,138 @@
+use super::*;
+use secrecy::ExposeSecret;
+
+fn flags(plan: &str) -> Inputs {
+    Inputs {
+        plan: Some(plan.into()),
+        ..Inputs::default()
+    }
+}
+
+fn env(pairs: &[(&str, &str)]) -> Inputs {
+    Inputs::from_vars(pairs.iter().map(|(k, v)| (k.to_string(), v.to_string()))).unwrap()
+}
+
+fn resolve(inputs: Inputs, ci: CiEnv) -> Result<RunConfig, ConfigError> {
+    RunConfig::resolve(inputs, ci, "/w".into())
+}
+
+#[test]
+fn defaults() {
+    let c = resolve(flags("p.json"), CiEnv::default()).unwrap();
+    assert_eq!(c.checkout, PathBuf::from("/w"));
+    assert_eq!(c.forge, ForgeKind::Local);
+    assert_eq!(c.min_confidence, 0.5);
+    assert_eq!(c.command_timeout, Duration::from_secs(900));
+    assert_eq!(c.bot_label, "quartermaster");
+    assert_eq!(c.author.to_string(), DEFAULT_AUTHOR);
+    assert_eq!(c.mission, "deps");
+    assert!(c.token.is_none());
+}
+
+#[test]
+fn flags_beat_environment_which_beats_ci() {
+    let qm = env(&[
+        ("QM_CHECKOUT", "/from-env"),
+        ("QM_MIN_CONFIDENCE", "0.7"),
+        ("QM_DRY_RUN", ""),
+        ("QM_TOKEN", "qm-token"),
+    ]);
+    let ci = CiEnv {
+        github_actions: Some("true".into()),
+        github_workspace: Some("/github/workspace".into()),
+        github_token: Some("gh-token".into()),
+        ..CiEnv::default()
+    };
+    let mut f = flags("p.json");
+    f.min_confidence = Some("0.9".into());
+    let c = resolve(f.combine(qm), ci.clone()).unwrap();
+    assert_eq!(c.checkout, PathBuf::from("/from-env"));
+    assert_eq!(c.min_confidence, 0.9);
+    assert!(!c.dry_run, "an empty variable is unset");
+    assert_eq!(c.forge, ForgeKind::Github);
+    assert_eq!(c.author.to_string(), GITHUB_BOT_AUTHOR);
+    assert_eq!(c.token.unwrap().expose_secret(), "qm-token");
+    let c = resolve(flags("p.json"), ci).unwrap();
+    assert_eq!(c.checkout, PathBuf::from("/github/workspace"));
+    assert_eq!(c.token_source, Some("GITHUB_TOKEN"));
+}
+
+#[test]
+fn refusals_name_the_input() {
+    let cases: &[(&str, &str, &str)] = &[
+        (
+            "QM_FORGE",
+            "bitbucket",
+            "--forge must be auto, local, github or gitlab",
+        ),
+        (
+            "QM_MIN_CONFIDENCE",
+            "2",
+            "min-confidence must be between 0 and 1",
+        ),
+        (
+            "QM_MIN_CONFIDENCE",
+            "high",
+            "QM_MIN_CONFIDENCE must be a number",
+        ),
+        ("QM_DRY_RUN", "maybe", "QM_DRY_RUN must be true or false"),
+        ("QM_COMMAND_TIMEOUT", "0", "between 1s and 24h"),
+        (
+            "QM_FORGE_MAX_WAIT",
+            "2d",
+            "forge-max-wait must be at most 24h",
+        ),
+        ("QM_COMMAND_TIMEOUT", "soon", "must be a duration"),
+        ("QM_BOT_LABEL", "a,b", "bot label `a,b`"),
+        (
+            "QM_GIT_AUTHOR",
+            "bot",
+            "must look like `Name <email@example.com>`",
+        ),
+        ("QM_EXTRA_ENV", "GITHUB_TOKEN", "holds forge credentials"),
+        ("QM_EXTRA_ENV", "A-B", "is not a variable name"),
+    ];
+    for (name, value, expected) in cases {
+        let inputs = flags("p.json").combine(env(&[(name, value)]));
+        let err = resolve(inputs, CiEnv::default()).unwrap_err();
+        assert!(err.to_string().contains(expected), "{err} / {expected}");
+    }
+    let err = resolve(Inputs::default(), CiEnv::default()).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "no plan given: pass --plan FILE or set QM_PLAN"
+    );
+}
+
+#[test]
+fn forge_settings_follow_the_token_policy() {
+    let gitlab = |token: Option<&str>, job: Option<&str>| {
+        let mut inputs = flags("p.json");
+        inputs.forge = Some("gitlab".into());
+        inputs.token = token.map(String::from);
+        let ci = CiEnv {
+            ci_job_token: job.map(String::from),
+            ci_server_url: Some("https://gitlab.example.com".into()),
+            ci_project_path: Some("g/p".into()),
+            ..CiEnv::default()
+        };
+        resolve(inputs, ci).unwrap().forge_config()
+    };
+    let err = gitlab(None, Some("glcbt-x")).err().unwrap();
+    assert!(
+        err.message
+            .starts_with("only the CI job token is available")
+    );
+    assert!(
+        err.hint
+            .unwrap()
+            .contains("`api` and `write_repository` scopes")
+    );
+    let err = gitlab(Some("glcbt-x"), None).err().unwrap();
+    assert!(err.message.starts_with("the token is the CI job token"));
+    let Ok(crate::forge::ForgeConfig::Gitlab(settings)) = gitlab(Some("glpat-x"), None) else {
+        panic!("a project token is accepted");
+    };
+    assert_eq!(settings.api_url, "https://gitlab.example.com/api/v4");
+    assert_eq!(settings.project, "g/p");
+}

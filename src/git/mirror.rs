@@ -1,0 +1,190 @@
+//! The scratch mirror: a bare repository in a temporary directory holding what one run fetched.
+
+use super::push::push;
+use super::remote::open_remote;
+use super::{CommitInfo, GitError, RemoteSpec, Result, Workspace, fingerprint, git, io};
+use std::collections::BTreeMap;
+
+/// A bare scratch repository holding what was fetched from the remote during one run.
+pub struct Mirror {
+    pub(super) repo: git2::Repository,
+    remote: RemoteSpec,
+    /// See [`fingerprint`]: checked before every connection, since commands run meanwhile;
+    /// taken again after Quartermaster's own fetches (a shallow fetch rewrites `shallow`).
+    fingerprint: std::cell::RefCell<Vec<u8>>,
+    _dir: tempfile::TempDir,
+}
+
+impl Mirror {
+    pub fn new(remote: RemoteSpec) -> Result<Self> {
+        let dir = tempfile::Builder::new()
+            .prefix("quartermaster-mirror-")
+            .tempdir()
+            .map_err(io("creating the scratch mirror"))?;
+        let repo =
+            git2::Repository::init_bare(dir.path()).map_err(git("creating the scratch mirror"))?;
+        Ok(Self {
+            fingerprint: std::cell::RefCell::new(fingerprint(dir.path())),
+            repo,
+            remote,
+            _dir: dir,
+        })
+    }
+
+    fn check_untampered(&self) -> Result<()> {
+        if fingerprint(self.repo.path()) == *self.fingerprint.borrow() {
+            Ok(())
+        } else {
+            Err(GitError::Tampered)
+        }
+    }
+
+    pub fn remote(&self) -> &RemoteSpec {
+        &self.remote
+    }
+
+    /// The remote's branches and their tips (`git ls-remote --heads`).
+    pub fn list(&self) -> Result<BTreeMap<String, git2::Oid>> {
+        self.check_untampered()?;
+        let mut remote = open_remote(&self.repo, &self.remote)?;
+        let connection = remote
+            .connect_auth(git2::Direction::Fetch, Some(self.remote.callbacks()), None)
+            .map_err(|e| self.remote.classify("listing the remote's branches", e))?;
+        let heads = connection
+            .list()
+            .map_err(git("listing the remote's branches"))?
+            .iter()
+            .filter_map(|h| {
+                h.name()
+                    .strip_prefix("refs/heads/")
+                    .map(|b| (b.to_string(), h.oid()))
+            })
+            .collect();
+        Ok(heads)
+    }
+
+    /// Fetches branches into `refs/remotes/origin/<branch>`.
+    pub fn fetch(&self, branches: &[&str]) -> Result<()> {
+        if branches.is_empty() {
+            return Ok(());
+        }
+        let refspecs: Vec<String> = branches
+            .iter()
+            .map(|b| format!("+refs/heads/{b}:refs/remotes/origin/{b}"))
+            .collect();
+        self.check_untampered()?;
+        let mut remote = open_remote(&self.repo, &self.remote)?;
+        let mut options = git2::FetchOptions::new();
+        options.remote_callbacks(self.remote.callbacks());
+        if !self.remote.url.is_local() {
+            options.depth(1);
+        }
+        remote
+            .fetch(&refspecs, Some(&mut options), None)
+            .map_err(|e| self.remote.classify("fetching from the remote", e))?;
+        *self.fingerprint.borrow_mut() = fingerprint(self.repo.path());
+        Ok(())
+    }
+
+    /// The fetched tip of `branch`.
+    pub fn tip(&self, branch: &str) -> Option<git2::Oid> {
+        self.repo
+            .refname_to_id(&format!("refs/remotes/origin/{branch}"))
+            .ok()
+    }
+
+    pub fn commit_info(&self, id: git2::Oid) -> Result<CommitInfo> {
+        let commit = self.repo.find_commit(id).map_err(git("reading a commit"))?;
+        // A shallow fetch grafts its boundary commits to have no parents; the commit object still
+        // names them, and "is this branch one commit on top of main" needs the real ones.
+        let parents = commit
+            .raw_header()
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| l.strip_prefix("parent "))
+            .filter_map(|p| git2::Oid::from_str(p.trim()).ok())
+            .collect();
+        Ok(CommitInfo {
+            id,
+            tree: commit.tree_id(),
+            parents,
+            author_email: commit.author().email().unwrap_or_default().to_string(),
+            committer_email: commit.committer().email().unwrap_or_default().to_string(),
+        })
+    }
+
+    /// Author and committer e-mail addresses of the commits on `tip` that `base` does not have.
+    /// Where history is shallow and the walk cannot finish, the tip alone answers.
+    pub fn branch_authors(&self, tip: git2::Oid, base: git2::Oid) -> Result<Vec<String>> {
+        let walk = || -> std::result::Result<Vec<String>, git2::Error> {
+            let mut walk = self.repo.revwalk()?;
+            walk.push(tip)?;
+            if self.repo.find_commit(base).is_ok() {
+                walk.hide(base)?;
+            }
+            let mut emails = Vec::new();
+            for id in walk {
+                let commit = self.repo.find_commit(id?)?;
+                emails.push(commit.author().email().unwrap_or_default().to_string());
+                emails.push(commit.committer().email().unwrap_or_default().to_string());
+            }
+            Ok(emails)
+        };
+        match walk() {
+            Ok(emails) => Ok(emails),
+            Err(_) => {
+                let tip = self.commit_info(tip)?;
+                Ok(vec![tip.author_email, tip.committer_email])
+            }
+        }
+    }
+
+    /// A fresh workspace with `base` checked out.
+    pub fn workspace(&self, base: git2::Oid) -> Result<Workspace> {
+        Workspace::create(self, base)
+    }
+
+    /// Deletes `branch` on the remote if it still points at `expected`.
+    pub fn delete_branch(&self, branch: &str, expected: git2::Oid) -> Result<()> {
+        self.check_untampered()?;
+        push(
+            &self.repo,
+            &self.remote,
+            &format!(":refs/heads/{branch}"),
+            branch,
+            Some(expected),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::git::RemoteUrl;
+
+    #[test]
+    fn a_rewritten_remote_url_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let remote = dir.path().join("remote.git");
+        git2::Repository::init_bare(&remote).unwrap();
+        let url = remote.display().to_string();
+        let spec = RemoteSpec {
+            url: RemoteUrl::new(url.clone()),
+            username: None,
+            token: None,
+        };
+        let mirror = Mirror::new(spec.clone()).unwrap();
+        assert!(mirror.list().is_ok());
+        let mut config = git2::Config::open(&mirror.repo.path().join("config")).unwrap();
+        config
+            .set_str("url.https://evil.example/x.git.insteadOf", &url)
+            .unwrap();
+        // Even with the change unnoticed by the fingerprint, the rewritten URL is refused.
+        *mirror.fingerprint.borrow_mut() = fingerprint(mirror.repo.path());
+        assert!(matches!(
+            open_remote(&mirror.repo, &spec),
+            Err(GitError::Tampered)
+        ));
+        assert!(matches!(mirror.list(), Err(GitError::Tampered)));
+    }
+}

@@ -1,0 +1,58 @@
+//! Process hardening for a run: memory and environment out of children's reach, orphans adopted,
+//! user git configuration ignored, and signals that stop the run cleanly.
+
+use crate::config::ConfigError;
+use crate::git::CredentialGuard;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+/// Where the signal handler finds the checkout's credential guard to restore it.
+pub type GuardSlot = Arc<Mutex<Option<CredentialGuard>>>;
+
+/// Hardens the process for a run. The returned directory (the empty place libgit2 looks for user
+/// configuration) must live as long as the run.
+pub fn process(guard: GuardSlot) -> Result<tempfile::TempDir, ConfigError> {
+    // Children run as the same user; a non-dumpable process keeps them out of /proc/<pid>/environ
+    // and memory, where the token lives.
+    let _ = nix::sys::prctl::set_dumpable(false);
+    if let Err(e) = crate::process::become_subreaper() {
+        tracing::warn!(
+            "cannot become a child subreaper; daemons a command starts may outlive it: {e}"
+        );
+    }
+    exit_on_signals(guard).map_err(|e| ConfigError::new(format!("signal handlers: {e}")))?;
+    let empty =
+        tempfile::tempdir().map_err(|e| ConfigError::new(format!("temporary directory: {e}")))?;
+    crate::git::isolate_from_user_config(empty.path())
+        .map_err(|e| ConfigError::new(e.to_string()))?;
+    Ok(empty)
+}
+
+/// The mutex's value, even if a thread panicked holding it (the guard must be restorable).
+pub fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// On SIGINT, SIGTERM or SIGHUP (a cancelled job), stops the running command and its descendants,
+/// puts the checkout's credentials back, and exits with 128 + the signal. Without a handler, a
+/// container's PID 1 would ignore SIGTERM until the runtime's SIGKILL, which leaves no chance to
+/// restore anything.
+fn exit_on_signals(guard: GuardSlot) -> std::io::Result<()> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])?;
+    std::thread::spawn(move || {
+        if let Some(signal) = signals.forever().next() {
+            // Held until exit: the main thread, done with its actions, waits here instead of
+            // finishing the run as if nothing happened.
+            let mut guard = lock(&guard);
+            crate::process::interrupt();
+            if let Some(guard) = guard.as_mut() {
+                guard.restore();
+            }
+            eprintln!(
+                "quartermaster: interrupted by signal {signal}; the running command was killed and the run stopped"
+            );
+            std::process::exit(128 + signal);
+        }
+    });
+    Ok(())
+}

@@ -1,0 +1,191 @@
+//! Update commands: an exact match of one of the mission's patterns, with `<pkg>` a declared
+//! package of the action and `<ver>` its declared target.
+
+use super::pattern::{self, Mismatch, Pattern, Placeholders, Refusal};
+use super::{Ecosystem, Mission, grammar};
+use crate::finding::{Code, clip};
+use crate::plan::Update;
+
+impl Mission {
+    /// Checks an update command of an action against the allowlist: exact pattern match, `<pkg>`
+    /// valid and declared, `<ver>` valid and equal to its `to`, ecosystem declared in the plan.
+    pub fn check_update_command(
+        &self,
+        command: &str,
+        declared_ecosystems: &[String],
+        updates: &[Update],
+    ) -> Result<CommandMatch, Refusal> {
+        let words = pattern::split(command)?;
+        let program = words[0].as_str();
+        let candidates: Vec<(&String, &Ecosystem, &Pattern)> = self
+            .ecosystems
+            .iter()
+            .flat_map(|(name, eco)| {
+                eco.commands
+                    .iter()
+                    .filter(move |p| p.program() == program)
+                    .map(move |p| (name, eco, p))
+            })
+            .collect();
+        if candidates.is_empty() {
+            return Err(self.program_not_allowed(program));
+        }
+        let mut best: Option<Mismatch> = None;
+        for (eco_name, eco, pattern) in &candidates {
+            let check = Declared {
+                ecosystem: eco_name,
+                eco,
+                updates,
+            };
+            match pattern.match_update(&words, &check) {
+                Ok(bound) => {
+                    ecosystem_declared(eco_name, pattern, declared_ecosystems)?;
+                    return Ok(CommandMatch {
+                        text: command.to_string(),
+                        ecosystem: (*eco_name).clone(),
+                        package: bound.package,
+                        pattern: pattern.source().to_string(),
+                        argv: words,
+                    });
+                }
+                Err(m) => Mismatch::keep_deepest(&mut best, m),
+            }
+        }
+        let forms: Vec<&str> = candidates.iter().map(|(_, _, p)| p.source()).collect();
+        Err(Mismatch::explain(
+            best,
+            Code::CommandNotAllowlisted,
+            "no allowlisted pattern matches",
+            program,
+            &forms,
+        ))
+    }
+
+    fn program_not_allowed(&self, program: &str) -> Refusal {
+        let programs: Vec<&str> = self.update_programs().into_iter().collect();
+        let allowed = if programs.is_empty() {
+            format!("the {} mission allows no update commands", self.name)
+        } else {
+            format!("update commands may start with: {}", programs.join(", "))
+        };
+        Refusal::new(
+            Code::CommandProgramNotAllowed,
+            format!(
+                "`{}` is not an allowlisted program; {allowed}",
+                clip(program)
+            ),
+        )
+    }
+}
+
+/// A command may only use an ecosystem the plan declares.
+fn ecosystem_declared(
+    eco_name: &str,
+    pattern: &Pattern,
+    declared: &[String],
+) -> Result<(), Refusal> {
+    if declared.iter().any(|e| e == eco_name) {
+        return Ok(());
+    }
+    Err(Refusal::new(
+        Code::CommandEcosystemNotDeclared,
+        format!(
+            "`{}` belongs to the {eco_name} ecosystem, which repo_context.ecosystems does not declare (it declares: {}); add it there or drop the command",
+            pattern.source(),
+            if declared.is_empty() {
+                "none".to_string()
+            } else {
+                declared.join(", ")
+            }
+        ),
+    ))
+}
+
+/// A matched update command: what to run and what it touches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandMatch {
+    /// The command as the plan wrote it, for messages and reports.
+    pub text: String,
+    /// The program and its arguments, exactly as they will be executed.
+    pub argv: Vec<String>,
+    pub ecosystem: String,
+    /// The declared package the command updates; `None` for commands such as `go mod tidy`.
+    pub package: Option<String>,
+    /// The allowlist pattern it matched.
+    pub pattern: String,
+}
+
+struct Declared<'a> {
+    ecosystem: &'a str,
+    eco: &'a Ecosystem,
+    updates: &'a [Update],
+}
+
+impl Placeholders for Declared<'_> {
+    fn package(&self, name: &str) -> Result<(), Refusal> {
+        if let Err(why) = self.eco.packages.check(name) {
+            let code = if grammar::package_spec_kind(name).is_some() {
+                Code::CommandPackageSpec
+            } else if name.starts_with('-') {
+                Code::CommandOptionInjection
+            } else {
+                Code::CommandInvalidPackage
+            };
+            return Err(Refusal::new(
+                code,
+                format!(
+                    "`{}` is not a {} package: {why}",
+                    clip(name),
+                    self.ecosystem
+                ),
+            ));
+        }
+        if self.updates.iter().any(|u| u.package == name) {
+            return Ok(());
+        }
+        let declared: Vec<&str> = self.updates.iter().map(|u| u.package.as_str()).collect();
+        Err(Refusal::new(
+            Code::CommandUndeclaredPackage,
+            format!(
+                "package `{}` is not declared in this action's `updates` (declared: {}); declare it or drop the command",
+                clip(name),
+                if declared.is_empty() {
+                    "none".to_string()
+                } else {
+                    declared.join(", ")
+                }
+            ),
+        ))
+    }
+
+    fn version(&self, package: &str, version: &str) -> Result<(), Refusal> {
+        if let Err(why) = self.eco.versions.check(version) {
+            return Err(Refusal::new(
+                Code::CommandInvalidVersion,
+                format!(
+                    "`{}` is not a {} version: {why}",
+                    clip(version),
+                    self.ecosystem
+                ),
+            ));
+        }
+        let to: Vec<&str> = self
+            .updates
+            .iter()
+            .filter(|u| u.package == package)
+            .map(|u| u.to.as_str())
+            .collect();
+        if to.contains(&version) {
+            Ok(())
+        } else {
+            Err(Refusal::new(
+                Code::CommandVersionMismatch,
+                format!(
+                    "version `{}` differs from the declared update of `{package}` (to: {}); the command must install exactly the declared version",
+                    clip(version),
+                    to.join(", ")
+                ),
+            ))
+        }
+    }
+}

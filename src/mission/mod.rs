@@ -1,0 +1,286 @@
+//! Missions: what a plan may do, and with which commands.
+//!
+//! A mission is a directory `missions/<name>/` holding `allowlist.json`:
+//!
+//! ```json
+//! {
+//!   "description": "what the mission is for",
+//!   "action_types": ["create_mr", "skip", ...],
+//!   "ecosystems": {
+//!     "go": { "packages": "go-module", "versions": "go",
+//!             "commands": ["go get <pkg>@<ver>", "go mod tidy"],
+//!             "files": ["go.mod", "go.sum"] }
+//!   },
+//!   "test_runners": { ... optional, same shape as missions/test-runners.json ... }
+//! }
+//! ```
+//!
+//! The missions shipped with Quartermaster (`deps`, `docs-drift`) and the default test-runner
+//! policy (`missions/test-runners.json`) are embedded in the binary; `--missions-dir DIR` adds
+//! missions from `DIR/<name>/allowlist.json`, which take precedence over embedded ones of the same
+//! name. The pattern language is described in [`pattern`].
+//!
+//! `files` are the only files an ecosystem's commands may change: globs (`*` within a name) that
+//! match the end of a path, so `go.sum` matches `go.sum` and `providers/s3/go.sum`. A change to any
+//! other file (a workflow, a script, an `.npmrc`) refuses the branch; nothing is committed.
+
+mod commands;
+mod files;
+pub mod grammar;
+pub mod pattern;
+mod runners;
+
+pub use commands::CommandMatch;
+pub use files::FilePolicy;
+pub use runners::TestCommand;
+
+use crate::finding::clip;
+use crate::plan::ActionType;
+use grammar::{PackageGrammar, VersionGrammar};
+use pattern::{Pattern, PatternKind, TestPattern};
+use serde::Deserialize;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// The mission used when none is named.
+pub const DEFAULT_MISSION: &str = "deps";
+
+const EMBEDDED: &[(&str, &str)] = &[
+    ("deps", include_str!("../../missions/deps/allowlist.json")),
+    (
+        "docs-drift",
+        include_str!("../../missions/docs-drift/allowlist.json"),
+    ),
+];
+const EMBEDDED_TEST_RUNNERS: &str = include_str!("../../missions/test-runners.json");
+
+/// Why a mission could not be loaded. These are configuration errors: the operator's, not the
+/// agent's, so they stop the run before the plan is looked at.
+#[derive(Debug, thiserror::Error)]
+pub enum MissionError {
+    #[error("`{0}` is not a valid mission name (lower-case letters, digits, `-` and `_`)")]
+    InvalidName(String),
+    #[error("unknown mission `{name}`; available: {available}")]
+    Unknown { name: String, available: String },
+    #[error("cannot read {path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{origin}: {source}")]
+    Parse {
+        origin: String,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("{origin}: {message}")]
+    Invalid { origin: String, message: String },
+}
+
+/// A loaded, checked mission.
+#[derive(Debug, Clone)]
+pub struct Mission {
+    pub name: String,
+    pub description: String,
+    pub action_types: BTreeSet<ActionType>,
+    pub ecosystems: BTreeMap<String, Ecosystem>,
+    pub tests: Vec<TestPattern>,
+    /// The files each ecosystem's commands may change.
+    pub files: FilePolicy,
+    /// Where it came from: `embedded` or the file path.
+    pub origin: String,
+}
+
+/// An ecosystem's grammars and allowed update commands (its files are in [`Mission::files`]).
+#[derive(Debug, Clone)]
+pub struct Ecosystem {
+    pub packages: PackageGrammar,
+    pub versions: VersionGrammar,
+    pub commands: Vec<Pattern>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MissionFile {
+    description: String,
+    action_types: Vec<ActionType>,
+    #[serde(default)]
+    ecosystems: BTreeMap<String, EcosystemFile>,
+    #[serde(default)]
+    test_runners: Option<TestRunnersFile>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EcosystemFile {
+    packages: PackageGrammar,
+    versions: VersionGrammar,
+    commands: Vec<String>,
+    files: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TestRunnersFile {
+    #[serde(default)]
+    flag_sets: BTreeMap<String, Vec<String>>,
+    commands: Vec<TestCommandFile>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TestCommandFile {
+    pattern: String,
+    #[serde(default)]
+    flags: Vec<String>,
+    #[serde(default)]
+    positionals: Option<PositionalsFile>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum PositionalsFile {
+    Kind(PositionalKind),
+    OneOf(Vec<String>),
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum PositionalKind {
+    Path,
+    Target,
+}
+
+/// Names of the embedded missions.
+pub fn embedded_names() -> Vec<&'static str> {
+    EMBEDDED.iter().map(|(n, _)| *n).collect()
+}
+
+/// Loads mission `name`, from `missions_dir` if it has it, else from the embedded missions.
+pub fn load(name: &str, missions_dir: Option<&Path>) -> Result<Mission, MissionError> {
+    let valid = !name.is_empty()
+        && name.len() <= 64
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_');
+    if !valid {
+        return Err(MissionError::InvalidName(clip(name)));
+    }
+    if let Some(dir) = missions_dir {
+        let path = dir.join(name).join("allowlist.json");
+        match std::fs::read_to_string(&path) {
+            Ok(text) => return Mission::from_json(name, &text, &path.display().to_string()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(source) => return Err(MissionError::Io { path, source }),
+        }
+    }
+    match EMBEDDED.iter().find(|(n, _)| *n == name) {
+        Some((_, text)) => Mission::from_json(name, text, "embedded"),
+        None => {
+            let mut available: BTreeSet<String> =
+                embedded_names().into_iter().map(String::from).collect();
+            if let Some(dir) = missions_dir
+                && let Ok(entries) = std::fs::read_dir(dir)
+            {
+                for entry in entries.flatten() {
+                    if entry.path().join("allowlist.json").is_file() {
+                        available.insert(entry.file_name().to_string_lossy().into_owned());
+                    }
+                }
+            }
+            Err(MissionError::Unknown {
+                name: name.to_string(),
+                available: available.into_iter().collect::<Vec<_>>().join(", "),
+            })
+        }
+    }
+}
+
+impl Mission {
+    /// Builds a mission from its `allowlist.json` text, checking every pattern and reference.
+    pub fn from_json(name: &str, text: &str, origin: &str) -> Result<Self, MissionError> {
+        let file: MissionFile =
+            serde_json::from_str(text).map_err(|source| MissionError::Parse {
+                origin: origin.to_string(),
+                source,
+            })?;
+        let invalid = |message: String| MissionError::Invalid {
+            origin: origin.to_string(),
+            message,
+        };
+        let mut ecosystems = BTreeMap::new();
+        let mut files = FilePolicy::default();
+        for (eco, spec) in file.ecosystems {
+            let commands = spec
+                .commands
+                .iter()
+                .map(|c| {
+                    Pattern::parse(c, PatternKind::Update)
+                        .map_err(|e| invalid(format!("ecosystem `{eco}`, pattern `{c}`: {e}")))
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            files
+                .insert(&eco, &spec.files)
+                .map_err(|e| invalid(format!("ecosystem `{eco}`, files: {e}")))?;
+            ecosystems.insert(
+                eco,
+                Ecosystem {
+                    packages: spec.packages,
+                    versions: spec.versions,
+                    commands,
+                },
+            );
+        }
+        let runners = match file.test_runners {
+            Some(r) => r,
+            None => serde_json::from_str(EMBEDDED_TEST_RUNNERS).map_err(|source| {
+                MissionError::Parse {
+                    origin: "embedded test-runners.json".into(),
+                    source,
+                }
+            })?,
+        };
+        let tests = runners::compile(runners).map_err(invalid)?;
+        Ok(Self {
+            name: name.to_string(),
+            description: file.description,
+            action_types: file.action_types.into_iter().collect(),
+            ecosystems,
+            tests,
+            files,
+            origin: origin.to_string(),
+        })
+    }
+
+    /// Whether some ecosystem in `ecosystems` owns `path`.
+    pub fn owns_file<'e>(&self, ecosystems: impl Iterator<Item = &'e str>, path: &str) -> bool {
+        self.files.owns(ecosystems, path)
+    }
+
+    /// The file patterns of `ecosystems`, joined for messages (`none` when there are none).
+    pub fn files_of<'e>(&self, ecosystems: impl Iterator<Item = &'e str>) -> String {
+        self.files.describe(ecosystems)
+    }
+
+    /// The files each ecosystem's commands may change.
+    pub fn file_policy(&self) -> FilePolicy {
+        self.files.clone()
+    }
+
+    /// Programs that may start an update command, sorted.
+    pub fn update_programs(&self) -> BTreeSet<&str> {
+        self.ecosystems
+            .values()
+            .flat_map(|e| e.commands.iter().map(Pattern::program))
+            .collect()
+    }
+
+    /// Programs that may start a test command, sorted.
+    pub fn test_runners(&self) -> BTreeSet<&str> {
+        self.tests.iter().map(|t| t.pattern.program()).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,584 @@
+//! The typed command pattern language and its matcher.
+//!
+//! A pattern such as `go get <pkg>@<ver>` is a list of words; each word is literal text and typed
+//! placeholders. A command matches only if it splits (shell words) into exactly the pattern's words:
+//! no prefix matching, so `go get -toolexec=/tmp/x mod@v1` can never pass as `go get <pkg>@<ver>`.
+//!
+//! Placeholders:
+//! - `<pkg>` a package name of the ecosystem, declared in the action's `updates` (update commands);
+//! - `<ver>` a version equal to that package's declared `to` (update commands);
+//! - `<script>` an npm-style script name, letters, digits and `_.:-` (test commands);
+//! - `<args>` any number of test arguments: options from the pattern's flag sets and positionals of
+//!   the pattern's positional kind (test commands; at most one per pattern).
+//!
+//! Flag specs (in the test-runner policy) are `-v` (no value) or `-count <n>` (a value of kind
+//! `<n>`, `<word>`, `<path>` or `<expr>`), given as `-count 3`, `-count=3`, or for one-letter
+//! options glued, `-j4`. A value never starts with `-`.
+
+use crate::finding::{Code, clip};
+use regex::Regex;
+use std::sync::LazyLock;
+
+/// Longest command accepted, in bytes.
+pub const MAX_COMMAND_LEN: usize = 1024;
+/// Most words a command may split into.
+pub const MAX_WORDS: usize = 64;
+
+/// Why a command was refused: the finding code and a message that says what to change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    pub code: Code,
+    pub message: String,
+}
+
+impl Refusal {
+    pub fn new(code: Code, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// How many commands this thread has split: lets a test prove that nothing after validation
+    /// reads a command string again.
+    pub static SPLITS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Splits a command into words, refusing anything that only makes sense to a shell. Nothing
+/// Quartermaster runs goes through a shell, so shell syntax in a plan is either a misunderstanding
+/// or an attack, and in both cases the command must not run.
+pub fn split(command: &str) -> Result<Vec<String>, Refusal> {
+    #[cfg(test)]
+    SPLITS.with(|n| n.set(n.get() + 1));
+    if command.trim().is_empty() {
+        return Err(Refusal::new(Code::CommandEmpty, "the command is empty"));
+    }
+    if command.len() > MAX_COMMAND_LEN {
+        return Err(Refusal::new(
+            Code::TooLong,
+            format!(
+                "the command is {} bytes; commands are limited to {MAX_COMMAND_LEN}",
+                command.len()
+            ),
+        ));
+    }
+    if let Some(c) = command.chars().find(|c| shell_meaning(*c).is_some()) {
+        let meaning = shell_meaning(c).unwrap_or("a control character");
+        return Err(Refusal::new(
+            Code::CommandShellSyntax,
+            format!(
+                "{} ({meaning}) is shell syntax; commands run without a shell, one program per command: split it into separate commands or remove it",
+                describe_char(c)
+            ),
+        ));
+    }
+    let words = shell_words::split(command).map_err(|_| {
+        Refusal::new(
+            Code::CommandUnparseable,
+            "the command has an unbalanced quote; quote each argument completely",
+        )
+    })?;
+    if words.len() > MAX_WORDS {
+        return Err(Refusal::new(
+            Code::TooMany,
+            format!("the command has {} words; at most {MAX_WORDS}", words.len()),
+        ));
+    }
+    let first = &words[0];
+    if ENV_ASSIGNMENT.is_match(first) {
+        return Err(Refusal::new(
+            Code::CommandEnvAssignment,
+            format!(
+                "`{}` sets an environment variable; commands cannot change the environment (ask the operator to pass variables with the extra-env input)",
+                clip(first)
+            ),
+        ));
+    }
+    if first.contains('/') || first.contains('\\') {
+        let bare = first.rsplit(['/', '\\']).next().unwrap_or_default();
+        return Err(Refusal::new(
+            Code::CommandProgramPath,
+            format!(
+                "`{}` is a path; give the bare program name (`{}`), which is resolved on the trusted PATH",
+                clip(first),
+                clip(bare)
+            ),
+        ));
+    }
+    Ok(words)
+}
+
+fn shell_meaning(c: char) -> Option<&'static str> {
+    Some(match c {
+        ';' => "a command separator",
+        '|' => "a pipe or `||`",
+        '&' => "background or `&&`",
+        '$' => "variable or command substitution",
+        '`' => "command substitution",
+        '<' | '>' => "a redirection",
+        '\\' => "an escape",
+        '#' => "a comment",
+        '\n' | '\r' => "a line break",
+        c if c.is_control() && c != '\t' => "a control character",
+        _ => return None,
+    })
+}
+
+fn describe_char(c: char) -> String {
+    match c {
+        '\n' => "a newline".into(),
+        '\r' => "a carriage return".into(),
+        c if c.is_control() => format!("U+{:04X}", c as u32),
+        c => format!("`{c}`"),
+    }
+}
+
+/// One piece of a pattern word.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Part {
+    Lit(String),
+    Pkg,
+    Ver,
+    Script,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Token {
+    Word(Vec<Part>),
+    Args,
+}
+
+/// What a pattern is for: update patterns take `<pkg>`/`<ver>`, test patterns `<script>`/`<args>`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PatternKind {
+    Update,
+    Test,
+}
+
+/// A parsed command pattern.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pattern {
+    source: String,
+    tokens: Vec<Token>,
+}
+
+impl Pattern {
+    /// Parses a pattern, refusing forms the matcher could not apply safely.
+    pub fn parse(source: &str, kind: PatternKind) -> Result<Self, String> {
+        let words: Vec<&str> = source.split_whitespace().collect();
+        let Some(program) = words.first() else {
+            return Err("empty pattern".into());
+        };
+        if !PROGRAM.is_match(program) {
+            return Err(format!("`{program}` is not a bare program name"));
+        }
+        let mut tokens = Vec::new();
+        let (mut pkgs, mut vers, mut args) = (0, 0, 0);
+        for word in &words {
+            if *word == "<args>" {
+                if kind != PatternKind::Test {
+                    return Err("`<args>` is only for test commands".into());
+                }
+                args += 1;
+                tokens.push(Token::Args);
+                continue;
+            }
+            let parts = parse_parts(word)?;
+            for part in &parts {
+                match (part, kind) {
+                    (Part::Pkg, PatternKind::Update) => pkgs += 1,
+                    (Part::Ver, PatternKind::Update) => vers += 1,
+                    (Part::Script, PatternKind::Test) => {}
+                    (Part::Lit(_), _) => {}
+                    (p, _) => {
+                        return Err(format!(
+                            "{p:?} placeholder not allowed in {kind:?} patterns"
+                        ));
+                    }
+                }
+            }
+            if kind == PatternKind::Test && parts.len() > 1 {
+                return Err(format!(
+                    "test pattern word `{word}` mixes text and placeholders"
+                ));
+            }
+            tokens.push(Token::Word(parts));
+        }
+        if matches!(tokens.first(), Some(Token::Word(p)) if !matches!(p.as_slice(), [Part::Lit(_)]))
+        {
+            return Err("the first word must be the program".into());
+        }
+        let script_at = tokens
+            .iter()
+            .position(|t| matches!(t, Token::Word(parts) if parts.contains(&Part::Script)));
+        let args_at = tokens.iter().position(|t| *t == Token::Args);
+        if let (Some(script), Some(args)) = (script_at, args_at)
+            && script > args
+        {
+            return Err("`<script>` must come before `<args>`".into());
+        }
+        if pkgs > 1 || vers > 1 || args > 1 {
+            return Err("at most one `<pkg>`, one `<ver>` and one `<args>` per pattern".into());
+        }
+        if vers == 1 && pkgs == 0 {
+            return Err("`<ver>` needs a `<pkg>` to compare with".into());
+        }
+        Ok(Self {
+            source: words.join(" "),
+            tokens,
+        })
+    }
+
+    /// The pattern as written, for messages and documentation.
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// The program this pattern runs.
+    pub fn program(&self) -> &str {
+        match self.tokens.first() {
+            Some(Token::Word(parts)) => match parts.as_slice() {
+                [Part::Lit(p)] => p,
+                _ => "",
+            },
+            _ => "",
+        }
+    }
+
+    /// Whether the pattern names a package (`go get <pkg>@<ver>`) or not (`go mod tidy`).
+    pub fn mentions_package(&self) -> bool {
+        self.tokens
+            .iter()
+            .any(|t| matches!(t, Token::Word(parts) if parts.contains(&Part::Pkg)))
+    }
+}
+
+fn parse_parts(word: &str) -> Result<Vec<Part>, String> {
+    let mut parts = Vec::new();
+    let mut rest = word;
+    while !rest.is_empty() {
+        if let Some(after) = rest.strip_prefix('<') {
+            let (name, tail) = after
+                .split_once('>')
+                .ok_or_else(|| format!("unclosed placeholder in `{word}`"))?;
+            let part = match name {
+                "pkg" => Part::Pkg,
+                "ver" => Part::Ver,
+                "script" => Part::Script,
+                other => return Err(format!("unknown placeholder `<{other}>`")),
+            };
+            if matches!(parts.last(), Some(Part::Pkg | Part::Ver | Part::Script)) {
+                return Err(format!(
+                    "placeholders in `{word}` must be separated by literal text"
+                ));
+            }
+            parts.push(part);
+            rest = tail;
+        } else {
+            let end = rest.find('<').unwrap_or(rest.len());
+            let literal = &rest[..end];
+            if literal.contains('>') {
+                return Err(format!("stray `>` in `{word}`"));
+            }
+            parts.push(Part::Lit(literal.to_string()));
+            rest = &rest[end..];
+        }
+    }
+    Ok(parts)
+}
+
+/// Checks the values bound to `<pkg>` and `<ver>`; supplied by the mission, which knows the
+/// ecosystem's grammars and the action's declared updates.
+pub trait Placeholders {
+    fn package(&self, name: &str) -> Result<(), Refusal>;
+    fn version(&self, package: &str, version: &str) -> Result<(), Refusal>;
+}
+
+/// What an update command bound.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Bound {
+    pub package: Option<String>,
+    pub version: Option<String>,
+}
+
+/// A failed match, with how far it got: the deepest failure across a program's patterns is the
+/// one worth reporting (it names the word that is actually wrong).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mismatch {
+    pub depth: usize,
+    pub refusal: Refusal,
+}
+
+impl Mismatch {
+    fn at_word(word: usize, placeholder: bool, refusal: Refusal) -> Self {
+        Self {
+            depth: word * 2 + usize::from(placeholder),
+            refusal,
+        }
+    }
+
+    /// Keeps in `best` whichever of it and `m` got further.
+    pub fn keep_deepest(best: &mut Option<Mismatch>, m: Mismatch) {
+        if best.as_ref().is_none_or(|b| m.depth > b.depth) {
+            *best = Some(m);
+        }
+    }
+
+    /// The refusal for a command none of `program`'s patterns (`forms`) matched: the deepest
+    /// mismatch's, and when that is a plain "not allowlisted", the forms that are.
+    pub fn explain(
+        best: Option<Mismatch>,
+        not_allowlisted: Code,
+        fallback: &str,
+        program: &str,
+        forms: &[&str],
+    ) -> Refusal {
+        let mut refusal = best
+            .map(|m| m.refusal)
+            .unwrap_or_else(|| Refusal::new(not_allowlisted, fallback));
+        if refusal.code == not_allowlisted {
+            refusal.message = format!(
+                "{}; allowed forms for `{program}`: {}",
+                refusal
+                    .message
+                    .split("; the allowed form")
+                    .next()
+                    .unwrap_or_default(),
+                forms.join(", ")
+            );
+        }
+        refusal
+    }
+}
+
+impl Pattern {
+    /// Matches an update command's words against this pattern.
+    pub fn match_update(
+        &self,
+        words: &[String],
+        check: &dyn Placeholders,
+    ) -> Result<Bound, Mismatch> {
+        let mut bound = Bound::default();
+        for (i, token) in self.tokens.iter().enumerate() {
+            let Token::Word(parts) = token else {
+                unreachable!("update patterns have no <args>")
+            };
+            let Some(word) = words.get(i) else {
+                return Err(Mismatch::at_word(
+                    i,
+                    false,
+                    Refusal::new(
+                        Code::CommandNotAllowlisted,
+                        format!(
+                            "the command is incomplete; the allowed form is `{}`",
+                            self.source
+                        ),
+                    ),
+                ));
+            };
+            let literal_here = matches!(parts.as_slice(), [Part::Lit(l)] if l == word);
+            if word.starts_with('-') && !literal_here {
+                return Err(Mismatch::at_word(
+                    i,
+                    false,
+                    option_refusal(word, &self.source),
+                ));
+            }
+            match_word(parts, word, &mut bound, check).map_err(|(placeholder, refusal)| {
+                let refusal = refusal.unwrap_or_else(|| {
+                    Refusal::new(
+                        Code::CommandNotAllowlisted,
+                        format!(
+                            "`{}` does not fit `{}`; the allowed form is `{}`",
+                            clip(word),
+                            render(parts),
+                            self.source
+                        ),
+                    )
+                });
+                Mismatch::at_word(i, placeholder, refusal)
+            })?;
+        }
+        if let Some(extra) = words.get(self.tokens.len()) {
+            let refusal = if extra.starts_with('-') {
+                option_refusal(extra, &self.source)
+            } else {
+                Refusal::new(
+                    Code::CommandNotAllowlisted,
+                    format!(
+                        "unexpected argument `{}`; the allowed form is `{}`",
+                        clip(extra),
+                        self.source
+                    ),
+                )
+            };
+            return Err(Mismatch::at_word(self.tokens.len(), false, refusal));
+        }
+        Ok(bound)
+    }
+}
+
+fn option_refusal(word: &str, form: &str) -> Refusal {
+    Refusal::new(
+        Code::CommandOptionInjection,
+        format!(
+            "`{}` is an option, and the allowed form `{form}` takes none here; remove it",
+            clip(word)
+        ),
+    )
+}
+
+fn render(parts: &[Part]) -> String {
+    parts
+        .iter()
+        .map(|p| match p {
+            Part::Lit(l) => l.as_str(),
+            Part::Pkg => "<pkg>",
+            Part::Ver => "<ver>",
+            Part::Script => "<script>",
+        })
+        .collect()
+}
+
+/// Matches one word against its parts, trying every way the literals can split it; the rightmost
+/// split is tried first (`@scope/name@1.0.0` splits at the last `@`) and its failure is the one
+/// reported. `Err((placeholder_failed, refusal))`; `None` refusal means the literals did not fit.
+fn match_word(
+    parts: &[Part],
+    word: &str,
+    bound: &mut Bound,
+    check: &dyn Placeholders,
+) -> Result<(), (bool, Option<Refusal>)> {
+    let splits = split_points(parts, word);
+    if splits.is_empty() {
+        if parts.contains(&Part::Pkg)
+            && let Some(kind) = super::grammar::package_spec_kind(word)
+        {
+            return Err((
+                true,
+                Some(Refusal::new(
+                    Code::CommandPackageSpec,
+                    format!(
+                        "`{}` is {kind}; only registry package names declared in `updates` are allowed",
+                        clip(word)
+                    ),
+                )),
+            ));
+        }
+        return Err((false, None));
+    }
+    let mut first_failure = None;
+    for values in splits {
+        let mut attempt = bound.clone();
+        match bind(parts, &values, &mut attempt, check) {
+            Ok(()) => {
+                *bound = attempt;
+                return Ok(());
+            }
+            Err(refusal) => {
+                first_failure.get_or_insert(refusal);
+            }
+        }
+    }
+    Err((true, first_failure))
+}
+
+fn bind(
+    parts: &[Part],
+    values: &[&str],
+    bound: &mut Bound,
+    check: &dyn Placeholders,
+) -> Result<(), Refusal> {
+    for (part, value) in parts.iter().zip(values) {
+        match part {
+            Part::Pkg => {
+                check.package(value)?;
+                bound.package = Some((*value).to_string());
+            }
+            Part::Ver => {
+                let package = bound.package.as_deref().unwrap_or_default();
+                check.version(package, value)?;
+                bound.version = Some((*value).to_string());
+            }
+            Part::Lit(_) | Part::Script => {}
+        }
+    }
+    Ok(())
+}
+
+/// Every assignment of `word` to `parts` consistent with the literal parts, rightmost literal
+/// occurrences first. Placeholders get the text between literals. Words are short (bounded by
+/// `MAX_COMMAND_LEN`) and patterns have one or two literals, so enumeration is cheap.
+fn split_points<'w>(parts: &[Part], word: &'w str) -> Vec<Vec<&'w str>> {
+    fn go<'w>(parts: &[Part], rest: &'w str, acc: &mut Vec<&'w str>, out: &mut Vec<Vec<&'w str>>) {
+        match parts {
+            [] => {
+                if rest.is_empty() {
+                    out.push(acc.clone());
+                }
+            }
+            [Part::Lit(lit), tail @ ..] => {
+                if let Some(after) = rest.strip_prefix(lit.as_str()) {
+                    acc.push(&rest[..lit.len()]);
+                    go(tail, after, acc, out);
+                    acc.pop();
+                }
+            }
+            [_placeholder] => {
+                acc.push(rest);
+                go(&[], "", acc, out);
+                acc.pop();
+            }
+            [_placeholder, Part::Lit(lit), tail @ ..] => {
+                let positions: Vec<usize> =
+                    rest.match_indices(lit.as_str()).map(|(i, _)| i).collect();
+                for at in positions.into_iter().rev() {
+                    acc.push(&rest[..at]);
+                    acc.push(&rest[at..at + lit.len()]);
+                    go(tail, &rest[at + lit.len()..], acc, out);
+                    acc.pop();
+                    acc.pop();
+                }
+            }
+            [_, _, ..] => {}
+        }
+    }
+    let mut out = Vec::new();
+    go(parts, word, &mut Vec::new(), &mut out);
+    out
+}
+
+static PROGRAM: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^[a-z0-9][a-z0-9._-]*$").expect("valid regex"));
+static FLAG_NAME: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^--?[A-Za-z0-9][A-Za-z0-9._-]*$|^--$").expect("valid regex"));
+static ENV_ASSIGNMENT: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^[A-Za-z_][A-Za-z0-9_]*=").expect("valid regex"));
+static NUMBER: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^[0-9]{1,6}$").expect("valid regex"));
+static WORD: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^[A-Za-z0-9_.,:+@%^*][A-Za-z0-9_.,:/+@%^*-]{0,199}$").expect("valid regex")
+});
+static NPM_SCOPED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^@[a-z0-9][a-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$").expect("valid regex")
+});
+static EXPR: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^[A-Za-z0-9_.,:=!()~*][A-Za-z0-9_.,:=!()~* -]{0,199}$").expect("valid regex")
+});
+static PATH: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^[A-Za-z0-9_.][A-Za-z0-9_.,:/+@-]{0,255}$").expect("valid regex")
+});
+static TARGET: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^[A-Za-z0-9_][A-Za-z0-9_.:/-]{0,127}$").expect("valid regex"));
+static SCRIPT: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^[A-Za-z0-9_][A-Za-z0-9_.:-]{0,127}$").expect("valid regex"));
+
+mod test_args;
+
+pub use test_args::{FlagSpec, Positionals, TestPattern, ValueKind};
+
+#[cfg(test)]
+mod tests;

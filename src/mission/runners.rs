@@ -1,0 +1,241 @@
+//! The test-runner policy: the test command's program must be an allowed runner, and its
+//! arguments may not smuggle code in. It fails closed.
+
+use super::pattern::{
+    self, FlagSpec, Mismatch, Pattern, PatternKind, Positionals, Refusal, TestPattern, ValueKind,
+};
+use super::{Mission, PositionalKind, PositionalsFile, TestRunnersFile};
+use crate::finding::{Code, clip};
+use std::collections::BTreeMap;
+
+impl Mission {
+    /// Checks a test command against the test-runner policy. Fails closed: anything not
+    /// explicitly allowed is refused, with the most specific reason found.
+    pub fn check_test_command(&self, command: &str) -> Result<TestCommand, Refusal> {
+        let words = pattern::split(command)?;
+        if let Some(refusal) = known_abuse(&words) {
+            return Err(refusal);
+        }
+        let program = words[0].as_str();
+        let candidates: Vec<&TestPattern> = self
+            .tests
+            .iter()
+            .filter(|t| t.pattern.program() == program)
+            .collect();
+        if candidates.is_empty() {
+            let runners: Vec<&str> = self.test_runners().into_iter().collect();
+            return Err(Refusal::new(
+                Code::TestRunnerNotAllowed,
+                format!(
+                    "`{}` is not an allowed test runner; use one of: {}",
+                    clip(program),
+                    runners.join(", ")
+                ),
+            ));
+        }
+        let mut best: Option<Mismatch> = None;
+        for candidate in &candidates {
+            match candidate.matches(&words) {
+                Ok(()) => {
+                    return Ok(TestCommand {
+                        text: command.to_string(),
+                        script: candidate.script_word(&words),
+                        argv: words,
+                    });
+                }
+                Err(m) => Mismatch::keep_deepest(&mut best, m),
+            }
+        }
+        let forms: Vec<&str> = candidates.iter().map(|t| t.pattern.source()).collect();
+        Err(Mismatch::explain(
+            best,
+            Code::TestNotAllowlisted,
+            "no allowed test pattern matches",
+            program,
+            &forms,
+        ))
+    }
+}
+
+/// A test command the policy allows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TestCommand {
+    /// The command as the plan wrote it, for messages and reports.
+    pub text: String,
+    /// The program and its arguments, exactly as they will be executed.
+    pub argv: Vec<String>,
+    /// What its pattern's `<script>` matched (`npm run <script>`), if it has one.
+    pub script: Option<String>,
+}
+
+/// Programs that fetch and run packages.
+const EXECUTORS: &[&str] = &["npx", "pnpx", "bunx", "pipx", "uvx", "dlx"];
+/// Programs that run code given on their command line (with the right flag), or run another
+/// program.
+const INTERPRETERS: &[&str] = &[
+    "sh",
+    "bash",
+    "zsh",
+    "dash",
+    "ksh",
+    "fish",
+    "pwsh",
+    "powershell",
+    "node",
+    "deno",
+    "perl",
+    "php",
+    "lua",
+    "tclsh",
+    "osascript",
+    "env",
+    "sudo",
+    "xargs",
+    "nohup",
+    "timeout",
+    "nice",
+    "busybox",
+    "eval",
+    "exec",
+    "awk",
+];
+
+fn executor(what: &str) -> Option<Refusal> {
+    Some(Refusal::new(
+        Code::TestPackageExecutor,
+        format!(
+            "{what} downloads or runs arbitrary packages; test commands may only run the repository's own tests"
+        ),
+    ))
+}
+
+fn install(what: &str) -> Option<Refusal> {
+    Some(Refusal::new(
+        Code::TestInstall,
+        format!("{what} installs software; test commands may only run tests"),
+    ))
+}
+
+fn inline(what: &str) -> Option<Refusal> {
+    Some(Refusal::new(
+        Code::TestInlineCode,
+        format!(
+            "{what} runs code written in the plan; run the repository's tests instead (e.g. `python -m pytest`)"
+        ),
+    ))
+}
+
+/// Specific diagnoses for the classic ways a test command smuggles code, so the refusal names the
+/// abuse rather than just "not allowed".
+fn known_abuse(words: &[String]) -> Option<Refusal> {
+    let w = |i: usize| words.get(i).map(String::as_str).unwrap_or_default();
+    let program = w(0);
+    if EXECUTORS.contains(&program) {
+        return executor(&format!("`{program}`"));
+    }
+    if INTERPRETERS.contains(&program) {
+        return inline_flag(program, &words[1..], &format!("`{program}"));
+    }
+    match (program, w(1)) {
+        ("npm" | "pnpm" | "yarn" | "bun", "exec" | "x" | "dlx") => {
+            executor(&format!("`{program} {}`", w(1)))
+        }
+        ("go" | "cargo", "run") => executor(&format!("`{program} run`")),
+        ("npm", "install" | "i" | "ci" | "add")
+        | ("yarn" | "pnpm" | "bun", "add" | "install" | "i")
+        | ("pip" | "pip3" | "gem" | "cargo" | "go" | "poetry", "install")
+        | ("go" | "poetry", "get" | "add")
+        | ("bundle", "install" | "add")
+        | ("dotnet", "add" | "tool") => install(&format!("`{program} {}`", w(1))),
+        ("python" | "python3", "-m") if matches!(w(2), "pip" | "ensurepip") => {
+            install(&format!("`{program} -m {}`", w(2)))
+        }
+        ("python" | "python3", first) if first == "-" || first.starts_with("-c") => {
+            inline(&format!("`{program} {}`", clip(first)))
+        }
+        ("ruby", _) => words
+            .iter()
+            .skip(1)
+            .find(|a| a.starts_with("-e") || a.as_str() == "-")
+            .and_then(|a| inline(&format!("`ruby {}`", clip(a)))),
+        ("bundle", "exec")
+            if matches!(w(2), "ruby" | "node" | "sh" | "bash" | "python" | "python3") =>
+        {
+            inline_flag(w(2), &words[3..], &format!("`bundle exec {}", w(2)))
+        }
+        ("make", _) => words
+            .iter()
+            .skip(1)
+            .find(|a| a.starts_with("--eval") || a.starts_with("-E"))
+            .and_then(|a| inline(&format!("`make {}`", clip(a)))),
+        _ => None,
+    }
+}
+
+/// The refusal for the first of `args` that makes `program` run inline code; `shown` is how the
+/// command starts, for the message.
+fn inline_flag(program: &str, args: &[String], shown: &str) -> Option<Refusal> {
+    let flag = args.iter().find(|a| is_inline_flag(program, a))?;
+    inline(&format!("{shown} {}`", clip(flag)))
+}
+
+fn is_inline_flag(program: &str, arg: &str) -> bool {
+    match program {
+        "node" | "deno" | "bun" => {
+            matches!(arg, "-e" | "-p" | "--eval" | "--print" | "eval") || arg.starts_with("--eval=")
+        }
+        "perl" | "ruby" => arg.starts_with("-e") || arg.starts_with("-E"),
+        "python" | "python3" => arg.starts_with("-c"),
+        "awk" => true,
+        _ => arg == "-c" || arg.starts_with("-c") && !arg.starts_with("--"),
+    }
+}
+
+/// Compiles the test-runner policy of a mission.
+pub(super) fn compile(file: TestRunnersFile) -> Result<Vec<TestPattern>, String> {
+    let mut sets: BTreeMap<&str, Vec<FlagSpec>> = BTreeMap::new();
+    for (name, specs) in &file.flag_sets {
+        let parsed = specs
+            .iter()
+            .map(|s| FlagSpec::parse(s).map_err(|e| format!("flag set `{name}`: {e}")))
+            .collect::<Result<Vec<_>, _>>()?;
+        sets.insert(name, parsed);
+    }
+    file.commands
+        .iter()
+        .map(|c| {
+            let pattern = Pattern::parse(&c.pattern, PatternKind::Test)
+                .map_err(|e| format!("test pattern `{}`: {e}", c.pattern))?;
+            let mut flags = Vec::new();
+            for set in &c.flags {
+                let specs = sets.get(set.as_str()).ok_or_else(|| {
+                    format!("test pattern `{}` uses unknown flag set `{set}`", c.pattern)
+                })?;
+                flags.extend(specs.iter().cloned());
+            }
+            let positionals = match &c.positionals {
+                None | Some(PositionalsFile::Kind(PositionalKind::Path)) => {
+                    Positionals::Kind(ValueKind::Path)
+                }
+                Some(PositionalsFile::Kind(PositionalKind::Target)) => {
+                    Positionals::Kind(ValueKind::Target)
+                }
+                Some(PositionalsFile::OneOf(choices)) => {
+                    if let Some(bad) = choices.iter().find(|c| ValueKind::Target.check(c).is_err())
+                    {
+                        return Err(format!(
+                            "test pattern `{}`: bad positional `{bad}`",
+                            c.pattern
+                        ));
+                    }
+                    Positionals::OneOf(choices.clone())
+                }
+            };
+            Ok(TestPattern {
+                pattern,
+                flags,
+                positionals,
+            })
+        })
+        .collect()
+}

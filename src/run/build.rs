@@ -1,0 +1,167 @@
+//! Building a unit's branch: a fresh workspace at the base, the update commands, a commit of what
+//! they changed (dependency files only), and the test command.
+
+use super::Engine;
+use super::project::check_project;
+use super::stop::Stop;
+use super::text::{commit_message, short};
+use super::unit::{Built, Unit};
+use crate::git::NewCommit;
+use crate::markdown::code;
+use crate::mission::TestCommand;
+use crate::process::{self, Spec};
+use crate::report::{ActionReport, CommandRecord, ProcessRecord, TestReport, TestRun};
+use std::collections::BTreeSet;
+use std::path::Path;
+
+impl Engine<'_> {
+    /// Runs the unit's commands in a fresh workspace, commits, and runs the tests.
+    pub(super) fn build(
+        &mut self,
+        unit: &Unit<'_>,
+        working_dir: Option<&str>,
+        test: &TestCommand,
+        base: git2::Oid,
+        report: &mut ActionReport,
+    ) -> Result<Built, Stop> {
+        let workspace = self.git()?.mirror.workspace(base)?;
+        let dir = workspace.dir(working_dir)?;
+        check_project(unit, test, &dir, working_dir)?;
+        self.progress
+            .step(&format!("{}: workspace at {}", unit.branch, short(base)));
+        if let Some(why) = self.run_commands(unit, &dir, report) {
+            return Ok(Built::CommandFailed(why));
+        }
+        let Some(commit) = workspace.commit(&commit_message(unit), &self.settings.author)? else {
+            self.progress.step("no changes");
+            return Ok(Built::NoChanges);
+        };
+        self.check_files(unit, &commit)?;
+        self.progress.step(&format!(
+            "committed {} as {} ({} file{})",
+            short(commit.id),
+            self.settings.author.name,
+            commit.files.len(),
+            if commit.files.len() == 1 { "" } else { "s" }
+        ));
+        match self.run_tests(unit, test, &dir, report) {
+            None => Ok(Built::Ready(Box::new(workspace), commit)),
+            Some(why) => Ok(Built::TestsFailed(why)),
+        }
+    }
+
+    fn spec<'s>(&'s self, argv: &'s [String], dir: &'s Path) -> Spec<'s> {
+        Spec {
+            argv,
+            cwd: dir,
+            env: &self.settings.child_env,
+            timeout: self.settings.command_timeout,
+            secrets: &self.settings.secrets,
+        }
+    }
+
+    /// Runs the update commands in order; why the first that failed did.
+    fn run_commands(
+        &self,
+        unit: &Unit<'_>,
+        dir: &Path,
+        report: &mut ActionReport,
+    ) -> Option<String> {
+        for command in &unit.commands {
+            let outcome = process::run(&self.spec(&command.argv, dir));
+            let ok = outcome.exit.success();
+            self.progress.step(&format!(
+                "$ {}  ({}, {:.1}s)",
+                command.text,
+                outcome.exit,
+                outcome.duration.as_secs_f64()
+            ));
+            if !ok {
+                self.progress.failure_output(&outcome.output_tail);
+            }
+            let process = ProcessRecord::of(outcome);
+            let failed = (!ok).then(|| format!("`{}` failed: {}", command.text, process.result));
+            report.commands.push(CommandRecord {
+                command: command.text.clone(),
+                branch: unit.branch.clone(),
+                ok,
+                process,
+            });
+            if failed.is_some() {
+                return failed;
+            }
+        }
+        None
+    }
+
+    /// Only the dependency files of the commands' ecosystems may change.
+    fn check_files(&self, unit: &Unit<'_>, commit: &NewCommit) -> Result<(), Stop> {
+        let ecosystems: BTreeSet<&str> =
+            unit.commands.iter().map(|m| m.ecosystem.as_str()).collect();
+        let files = self.plan.files();
+        let foreign: Vec<String> = commit
+            .files
+            .iter()
+            .filter(|f| !files.owns(ecosystems.iter().copied(), f))
+            .map(|f| code(f))
+            .collect();
+        if foreign.is_empty() {
+            return Ok(());
+        }
+        let shown = foreign.len().min(10);
+        let one = foreign.len() == 1;
+        Err(Stop::denied(format!(
+            "the commands changed {} that {} not dependency files ({}): {}{}; nothing was pushed",
+            if one { "a file" } else { "files" },
+            if one { "is" } else { "are" },
+            files.describe(ecosystems.iter().copied()),
+            foreign[..shown].join(", "),
+            if foreign.len() > shown {
+                format!(" and {} more", foreign.len() - shown)
+            } else {
+                String::new()
+            }
+        )))
+    }
+
+    /// Runs the test command and records the run; why it failed, if it did.
+    fn run_tests(
+        &self,
+        unit: &Unit<'_>,
+        test: &TestCommand,
+        dir: &Path,
+        report: &mut ActionReport,
+    ) -> Option<String> {
+        let outcome = process::run(&self.spec(&test.argv, dir));
+        let passed = outcome.exit.success();
+        self.progress.step(&format!(
+            "$ {}  ({}, {:.1}s) {}",
+            test.text,
+            outcome.exit,
+            outcome.duration.as_secs_f64(),
+            if passed {
+                "tests passed"
+            } else {
+                "TESTS FAILED"
+            }
+        ));
+        if !passed {
+            self.progress.failure_output(&outcome.output_tail);
+        }
+        let failed = (!passed).then(|| format!("`{}` failed: {}", test.text, outcome.exit));
+        report
+            .test
+            .get_or_insert_with(|| TestReport {
+                command: test.text.clone(),
+                runs: Vec::new(),
+            })
+            .runs
+            .push(TestRun {
+                branch: unit.branch.clone(),
+                updates: unit.updates.iter().map(|u| u.package.clone()).collect(),
+                passed,
+                process: ProcessRecord::of(outcome),
+            });
+        failed
+    }
+}

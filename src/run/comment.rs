@@ -1,0 +1,62 @@
+//! Comments, posted once: a hidden marker recognises a comment already posted.
+
+use super::Engine;
+use super::stop::{Done, Stop};
+use crate::forge::Target;
+use crate::markdown::{self, cap};
+use crate::report::{ActionReport, CommentRef, Operation, Status};
+
+impl Engine<'_> {
+    /// Posts a comment the plan wrote, once per target and text.
+    pub(super) async fn plan_comment(
+        &mut self,
+        target: Target,
+        text: &str,
+        report: &mut ActionReport,
+    ) -> Done {
+        let key = format!("{target:?}\n{text}");
+        self.comment(target, text, &key, report).await
+    }
+
+    /// Posts `text` once: a comment carrying the same marker means it was already said.
+    pub(super) async fn comment(
+        &mut self,
+        target: Target,
+        text: &str,
+        key: &str,
+        report: &mut ActionReport,
+    ) -> Done {
+        let (on, number) = match target {
+            Target::PullRequest(n) => ("pull_request", n),
+            Target::Issue(n) => ("issue", n),
+        };
+        let marker = markdown::marker("comment", key);
+        let existing = self.forge.comments(target).await?;
+        if let Some(c) = existing.iter().find(|c| c.body.contains(&marker)) {
+            report.comments.push(CommentRef {
+                on,
+                number,
+                url: c.url.clone(),
+                operation: Operation::Unchanged,
+            });
+            return Ok((Status::Done, format!("comment on #{number} already posted")));
+        }
+        if self.settings.dry_run {
+            return Err(Stop::skipped(format!(
+                "dry run: would comment on #{number}"
+            )));
+        }
+        let body = cap(format!(
+            "{}\n\n{marker}",
+            markdown::neutralise(text, self.settings.allow_mentions)
+        ));
+        let posted = self.forge.create_comment(target, &body).await?;
+        report.comments.push(CommentRef {
+            on,
+            number,
+            url: posted.url,
+            operation: Operation::Created,
+        });
+        Ok((Status::Done, format!("comment on #{number} posted")))
+    }
+}

@@ -1,0 +1,94 @@
+//! What was fetched from the remote: listed and fetched once, on first use (plans of issues and
+//! comments never touch git), and kept current as Quartermaster pushes.
+
+use super::Engine;
+use super::stop::Stop;
+use crate::git::{GitError, Mirror};
+use crate::plan::Action;
+use std::collections::{BTreeMap, BTreeSet};
+
+pub struct GitState {
+    pub mirror: Mirror,
+    /// Remote branch tips, kept current as Quartermaster pushes.
+    pub heads: BTreeMap<String, git2::Oid>,
+    pub default_tip: git2::Oid,
+}
+
+impl Engine<'_> {
+    /// The remote's state, read on first use.
+    pub(super) fn git(&mut self) -> Result<&mut GitState, Stop> {
+        if self.git.is_none() {
+            self.git = Some(self.open_git().map_err(|e| e.reason));
+        }
+        match self.git.as_mut() {
+            Some(Ok(state)) => Ok(state),
+            Some(Err(reason)) => Err(Stop::failed(reason.clone())),
+            None => unreachable!("initialised above"),
+        }
+    }
+
+    fn open_git(&self) -> Result<GitState, Stop> {
+        let remote = self.forge.remote();
+        self.progress.step(&format!("reading {}", remote.url));
+        let mirror = Mirror::new(remote.clone())?;
+        let heads = mirror.list()?;
+        let default = &self.plan.plan().repo_context.default_branch;
+        let default_tip = *heads.get(default).ok_or_else(|| {
+            Stop::failed(format!(
+                "the default branch `{default}` does not exist on the remote"
+            ))
+        })?;
+        let present: Vec<&str> = self
+            .wanted_branches(&heads)
+            .into_iter()
+            .filter(|b| heads.contains_key(*b))
+            .collect();
+        mirror.fetch(&present)?;
+        Ok(GitState {
+            mirror,
+            heads,
+            default_tip,
+        })
+    }
+
+    /// The branches the plan's actions build on or replace: the default branch, every action's
+    /// branch, and the split branches of earlier runs.
+    fn wanted_branches<'h>(&'h self, heads: &'h BTreeMap<String, git2::Oid>) -> BTreeSet<&'h str> {
+        let plan = self.plan.plan();
+        let mut wanted: BTreeSet<&str> =
+            BTreeSet::from([plan.repo_context.default_branch.as_str()]);
+        for action in &plan.actions {
+            match action {
+                Action::CreateMr(a) => {
+                    wanted.insert(&a.branch);
+                    let prefix = format!("{}--", a.branch);
+                    wanted.extend(
+                        heads
+                            .keys()
+                            .filter(|b| b.starts_with(&prefix))
+                            .map(String::as_str),
+                    );
+                }
+                Action::UpdateMr(a) => {
+                    wanted.insert(&a.branch);
+                }
+                _ => {}
+            }
+        }
+        wanted
+    }
+
+    /// Deletes a remote branch if it is where Quartermaster saw it. `Ok(false)`: it was gone.
+    pub(super) fn delete_branch(&mut self, branch: &str) -> Result<bool, GitError> {
+        let state = self.git().map_err(|stop| GitError::Git {
+            context: "reading the remote".into(),
+            message: stop.reason,
+        })?;
+        let Some(tip) = state.heads.get(branch).copied() else {
+            return Ok(false);
+        };
+        state.mirror.delete_branch(branch, tip)?;
+        state.heads.remove(branch);
+        Ok(true)
+    }
+}

@@ -1,0 +1,87 @@
+//! `create_issue` and `comment_issue`: an issue is found again by its title and the bot label, and
+//! never duplicated; comments go only on issues that carry the bot label.
+
+use super::Engine;
+use super::stop::{Done, Stop};
+use super::text::with_bot_label;
+use crate::forge::{NewIssue, Target};
+use crate::markdown::{self, cap};
+use crate::plan::{CommentIssue, CreateIssue};
+use crate::report::{ActionReport, IssueRef, Operation, Status};
+
+impl Engine<'_> {
+    pub(super) async fn create_issue(
+        &mut self,
+        a: &CreateIssue,
+        report: &mut ActionReport,
+    ) -> Done {
+        let allow = self.settings.allow_mentions;
+        let title = markdown::one_line(&a.title, allow);
+        let mut body = markdown::neutralise(&a.body, allow);
+        body.push_str(&format!(
+            "\n\n---\n<sub>Opened by Quartermaster from an agent's plan.</sub>\n{}",
+            markdown::marker("issue", &title)
+        ));
+        let body = cap(body);
+        let labels = with_bot_label(&a.labels, &self.settings.bot_label);
+        let existing = self
+            .forge
+            .find_open_issue(&title, &self.settings.bot_label)
+            .await?;
+        let (issue, operation) = match existing {
+            Some(issue) if issue.body == body => (issue, Operation::Unchanged),
+            Some(issue) if self.settings.dry_run => {
+                return Err(Stop::skipped(format!(
+                    "dry run: would update issue #{}",
+                    issue.number
+                )));
+            }
+            Some(issue) => (
+                self.forge.update_issue_body(issue.number, &body).await?,
+                Operation::Updated,
+            ),
+            None if self.settings.dry_run => {
+                return Err(Stop::skipped("dry run: would open the issue"));
+            }
+            None => (
+                self.forge
+                    .create_issue(&NewIssue {
+                        title,
+                        body,
+                        labels,
+                    })
+                    .await?,
+                Operation::Created,
+            ),
+        };
+        report.issues.push(IssueRef {
+            number: issue.number,
+            url: issue.url,
+            operation,
+        });
+        Ok((
+            Status::Done,
+            format!("issue #{} {}", issue.number, operation.as_str()),
+        ))
+    }
+
+    pub(super) async fn comment_issue(
+        &mut self,
+        a: &CommentIssue,
+        report: &mut ActionReport,
+    ) -> Done {
+        let issue = self
+            .forge
+            .issue(a.issue_id)
+            .await?
+            .ok_or_else(|| Stop::failed(format!("issue #{} does not exist", a.issue_id)))?;
+        if !issue.labels.contains(&self.settings.bot_label) {
+            return Err(Stop::denied(format!(
+                "issue #{} does not carry the `{}` label: Quartermaster only comments on its own issues",
+                issue.number, self.settings.bot_label
+            )));
+        }
+        self.plan_comment(Target::Issue(issue.number), &a.body, report)
+            .await
+    }
+}

@@ -1,0 +1,129 @@
+//! Executing a validated plan, action by action.
+//!
+//! Every action is independent: it gets its own workspace, and whatever happens to it (a red test,
+//! a refusal, a forge error) is recorded in its report and never stops the next one. Each action
+//! type is one room (`create_mr`, `update_mr`, `issues`, `pull_requests`) that reads as a recipe over
+//! the shared steps: `build` (workspace, commands, commit, tests), `publish` (push, PR), `ownership`
+//! and `comment`. The rules (DESIGN.md §3) in one place:
+//! - only PRs on `quartermaster/*` branches that carry the bot label are updated, commented on or
+//!   closed; `comment_issue` needs the label on the issue;
+//! - a branch with a commit by anyone but the bot identity is never force-pushed: it is left alone
+//!   and the PR says why;
+//! - pushes carry a lease (the branch must still be where it was seen);
+//! - running a plan twice creates nothing new: open PRs are found by branch, issues by title and
+//!   label, comments by a hidden marker;
+//! - a PR on the branch that was closed without merging is not reopened.
+
+mod build;
+mod comment;
+mod create_mr;
+mod git_state;
+mod issues;
+mod ownership;
+mod project;
+mod publish;
+mod pull_requests;
+mod stop;
+mod text;
+mod unit;
+mod update_mr;
+
+use crate::ci::progress::Progress;
+use crate::forge::Forge;
+use crate::git::Identity;
+use crate::report::ActionReport;
+use crate::validate::{Step, ValidatedPlan};
+use git_state::GitState;
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::time::{Duration, Instant};
+use stop::{Done, Stop};
+
+/// How the engine behaves; resolved from the configuration.
+pub struct Settings {
+    pub dry_run: bool,
+    pub min_confidence: f64,
+    pub command_timeout: Duration,
+    pub bot_label: String,
+    pub author: Identity,
+    pub draft: bool,
+    pub allow_mentions: bool,
+    /// The environment every command and test runs with.
+    pub child_env: BTreeMap<OsString, OsString>,
+    /// Strings redacted from captured output (the token, in the forms it travels in).
+    pub secrets: Vec<String>,
+}
+
+pub struct Engine<'a> {
+    plan: &'a ValidatedPlan,
+    forge: &'a dyn Forge,
+    settings: &'a Settings,
+    progress: &'a Progress,
+    git: Option<Result<GitState, String>>,
+}
+
+impl<'a> Engine<'a> {
+    pub fn new(
+        plan: &'a ValidatedPlan,
+        forge: &'a dyn Forge,
+        settings: &'a Settings,
+        progress: &'a Progress,
+    ) -> Self {
+        Self {
+            plan,
+            forge,
+            settings,
+            progress,
+            git: None,
+        }
+    }
+
+    /// Runs every action in plan order.
+    pub async fn run(mut self) -> Vec<ActionReport> {
+        let actions = &self.plan.plan().actions;
+        let mut reports = Vec::with_capacity(actions.len());
+        for (index, (action, step)) in actions.iter().zip(self.plan.steps()).enumerate() {
+            let started = Instant::now();
+            self.progress
+                .begin_action(index, actions.len(), &text::describe(action));
+            let mut report = ActionReport::new(index, action.action_type());
+            let result = match self.below_threshold(step, action.confidence()) {
+                Some(stop) => Err(stop),
+                None => self.step(step, &mut report).await,
+            };
+            match result {
+                Ok((status, reason)) => report.finish(status, reason),
+                Err(stop) => report.finish(stop.status, stop.reason),
+            }
+            report.duration_ms = started.elapsed().as_millis() as u64;
+            self.progress.end_action(&report);
+            reports.push(report);
+        }
+        reports
+    }
+
+    /// Actions the agent is not confident enough about are skipped (a `skip` is always recorded).
+    fn below_threshold(&self, step: Step<'_>, confidence: f64) -> Option<Stop> {
+        let threshold = self.settings.min_confidence;
+        (!matches!(step, Step::Skip(_)) && confidence < threshold).then(|| {
+            Stop::skipped(format!(
+                "confidence {confidence} is below the threshold {threshold}"
+            ))
+        })
+    }
+
+    async fn step(&mut self, step: Step<'a>, report: &mut ActionReport) -> Done {
+        match step {
+            Step::CreateMr(a, recipe) => self.create_mr(a, recipe, report).await,
+            Step::UpdateMr(a, recipe) => self.update_mr(a, recipe, report).await,
+            Step::CreateIssue(a) => self.create_issue(a, report).await,
+            Step::CommentMr(a) => self.comment_mr(a, report).await,
+            Step::CommentIssue(a) => self.comment_issue(a, report).await,
+            Step::CloseMr(a) => self.close_mr(a, report).await,
+            Step::Skip(a) => Err(Stop::skipped(text::skip_reason(a))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

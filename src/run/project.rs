@@ -1,0 +1,60 @@
+//! What the project must already have for a unit to run: every package its commands name declared
+//! in the manifest, and the package.json script its test command runs.
+
+use super::stop::Stop;
+use super::unit::Unit;
+use crate::manifest;
+use crate::mission::TestCommand;
+use std::path::Path;
+
+pub fn check_project(
+    unit: &Unit<'_>,
+    test: &TestCommand,
+    dir: &Path,
+    working_dir: Option<&str>,
+) -> Result<(), Stop> {
+    let place = working_dir.unwrap_or("the repository root");
+    for matched in &unit.commands {
+        if let Some(package) = &matched.package
+            && manifest::checks_declared(&matched.ecosystem)
+        {
+            match manifest::declares_dependency(&matched.ecosystem, dir, package) {
+                Ok(true) => {}
+                Ok(false) => {
+                    return Err(Stop::denied(format!(
+                        "`{package}` is not a dependency the project declares in {place}: Quartermaster updates dependencies, it does not add new ones"
+                    )));
+                }
+                Err(why) => {
+                    return Err(Stop::denied(format!(
+                        "cannot confirm that `{package}` is a declared dependency: {why}"
+                    )));
+                }
+            }
+        }
+    }
+    match project_script(test) {
+        Some(script) => match manifest::declares_script(dir, script) {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(Stop::denied(format!(
+                "`{}`: package.json in {place} has no script `{script}`; only the project's own scripts run",
+                test.text
+            ))),
+            Err(why) => Err(Stop::denied(format!("`{}`: {why}", test.text))),
+        },
+        None => Ok(()),
+    }
+}
+
+/// The package.json script a JavaScript test command runs: `npm run <script>`, or the implied
+/// `test` of `npm test`, `yarn test`, `pnpm test`. (`bun test` is bun's own runner.)
+fn project_script(test: &TestCommand) -> Option<&str> {
+    let program = test.argv.first().map(String::as_str)?;
+    if !matches!(program, "npm" | "yarn" | "pnpm" | "bun") {
+        return None;
+    }
+    test.script.as_deref().or_else(|| {
+        let subcommand = test.argv.iter().skip(1).find(|w| !w.starts_with('-'));
+        (program != "bun" && subcommand.is_some_and(|w| w == "test")).then_some("test")
+    })
+}

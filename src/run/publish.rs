@@ -1,0 +1,121 @@
+//! Publishing a built branch: push it (unless the remote already holds exactly this change), then
+//! open its PR or bring the open one up to date.
+
+use super::Engine;
+use super::stop::Stop;
+use super::text::with_bot_label;
+use crate::forge::{NewPullRequest, PullRequest, PullRequestEdit};
+use crate::git::{GitError, NewCommit, Workspace};
+use crate::report::{Operation, PullRequestRef};
+
+/// A branch ready to publish, and what its PR says.
+pub struct Publication<'p> {
+    pub workspace: &'p Workspace,
+    pub commit: &'p NewCommit,
+    pub branch: &'p str,
+    pub title: &'p str,
+    /// `None` keeps the body of an existing PR.
+    pub body: Option<String>,
+    pub labels: &'p [String],
+}
+
+impl Engine<'_> {
+    /// Pushes the branch and creates or updates its PR (`existing`, when one is open).
+    pub(super) async fn publish(
+        &mut self,
+        p: Publication<'_>,
+        existing: Option<PullRequest>,
+    ) -> Result<PullRequestRef, Stop> {
+        let pushed = self.push(&p)?;
+        let labels = with_bot_label(p.labels, &self.settings.bot_label);
+        let pr = match existing {
+            Some(pr) => self.bring_up_to_date(&p, pr, labels, pushed).await?,
+            None => {
+                let pr = self
+                    .forge
+                    .create_pull_request(&NewPullRequest {
+                        head: p.branch.to_string(),
+                        base: self.plan.plan().repo_context.default_branch.clone(),
+                        title: p.title.to_string(),
+                        body: p.body.unwrap_or_default(),
+                        labels,
+                        draft: self.settings.draft,
+                    })
+                    .await?;
+                PullRequestRef {
+                    number: pr.number,
+                    url: pr.url,
+                    branch: p.branch.to_string(),
+                    operation: Operation::Created,
+                }
+            }
+        };
+        self.progress
+            .step(&format!("PR #{} {}", pr.number, pr.operation.as_str()));
+        Ok(pr)
+    }
+
+    /// Pushes the commit unless the remote branch already holds this change on the same base.
+    /// Whether it pushed.
+    fn push(&mut self, p: &Publication<'_>) -> Result<bool, Stop> {
+        let remote = self.forge.remote().clone();
+        let git = self.git()?;
+        let expected = git.heads.get(p.branch).copied();
+        let same = match expected {
+            Some(tip) => {
+                let info = git.mirror.commit_info(tip)?;
+                info.tree == p.commit.tree && info.parents == [p.commit.base]
+            }
+            None => false,
+        };
+        if same {
+            return Ok(false);
+        }
+        if let Err(e) = p.workspace.push(&remote, p.branch, p.commit.id, expected) {
+            return Err(match &e {
+                GitError::Rejected { message, .. } => self
+                    .forge
+                    .explain_push_rejection(message)
+                    .map_or_else(|| e.into(), Stop::failed),
+                _ => e.into(),
+            });
+        }
+        git.heads.insert(p.branch.to_string(), p.commit.id);
+        self.progress.step(&format!("pushed {}", p.branch));
+        Ok(true)
+    }
+
+    /// Updates an open PR's title, body and labels where they differ.
+    async fn bring_up_to_date(
+        &self,
+        p: &Publication<'_>,
+        pr: PullRequest,
+        labels: Vec<String>,
+        pushed: bool,
+    ) -> Result<PullRequestRef, Stop> {
+        let edit = PullRequestEdit {
+            title: (pr.title != p.title).then(|| p.title.to_string()),
+            body: p.body.clone().filter(|b| *b != pr.body),
+            add_labels: labels
+                .into_iter()
+                .filter(|l| !pr.labels.contains(l))
+                .collect(),
+        };
+        let operation = if pushed || !edit.is_empty() {
+            Operation::Updated
+        } else {
+            Operation::Unchanged
+        };
+        let pr = if edit.is_empty() {
+            pr
+        } else {
+            self.forge.update_pull_request(pr.number, &edit).await?
+        };
+        Ok(PullRequestRef {
+            number: pr.number,
+            url: pr.url,
+            branch: p.branch.to_string(),
+            operation,
+        })
+    }
+}

@@ -1,0 +1,109 @@
+//! The engine in-process, on the local forge and a real git remote, with a mission whose update
+//! command is a `make` target.
+
+use super::*;
+use crate::forge::local::LocalForge;
+use crate::git::{RemoteSpec, RemoteUrl};
+use crate::mission::Mission;
+use crate::mission::pattern::SPLITS;
+use crate::report::{Operation, Status};
+use std::path::Path;
+
+const MISSION: &str = r#"{"description": "test", "action_types": ["create_mr"],
+  "ecosystems": {"npm": {"packages": "npm", "versions": "semver",
+    "commands": ["make bump"], "files": ["VERSION"]}}}"#;
+
+const PLAN: &str = r#"{"repo_context": {"platform": "github", "ecosystems": ["npm"],
+    "default_branch": "main"},
+  "actions": [{"type": "create_mr", "branch": "quartermaster/bump", "title": "Bump",
+    "description": "Bumps the version.", "labels": [], "fallback_strategy": "batch",
+    "confidence": 1, "commands": ["make bump"], "test_command": "make check",
+    "updates": [{"package": "version", "from": "1.0.0", "to": "2.0.0",
+                 "update_type": "major"}]}]}"#;
+
+fn git(dir: &Path, args: &[&str]) {
+    let status = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_AUTHOR_NAME", "Maintainer")
+        .env("GIT_AUTHOR_EMAIL", "maintainer@example.com")
+        .env("GIT_COMMITTER_NAME", "Maintainer")
+        .env("GIT_COMMITTER_EMAIL", "maintainer@example.com")
+        .status()
+        .unwrap();
+    assert!(status.success(), "git {args:?}");
+}
+
+/// A bare remote whose `main` holds a Makefile: `bump` rewrites VERSION, `check` passes.
+fn remote(root: &Path) -> std::path::PathBuf {
+    let seed = root.join("seed");
+    std::fs::create_dir_all(&seed).unwrap();
+    std::fs::write(seed.join("VERSION"), "1.0.0\n").unwrap();
+    std::fs::write(
+        seed.join("Makefile"),
+        "bump:\n\techo 2.0.0 > VERSION\ncheck:\n\tgrep -q 2.0.0 VERSION\n",
+    )
+    .unwrap();
+    git(&seed, &["init", "-q", "-b", "main"]);
+    git(&seed, &["add", "."]);
+    git(&seed, &["commit", "-q", "-m", "seed"]);
+    let bare = root.join("remote.git");
+    git(
+        root,
+        &["clone", "-q", "--bare", "seed", bare.to_str().unwrap()],
+    );
+    bare
+}
+
+fn settings() -> Settings {
+    Settings {
+        dry_run: false,
+        min_confidence: 0.5,
+        command_timeout: Duration::from_secs(60),
+        bot_label: "quartermaster".into(),
+        author: Identity::parse("Bot <bot@example.com>").unwrap(),
+        draft: false,
+        allow_mentions: false,
+        child_env: crate::process::child_env(std::env::vars_os(), &[]),
+        secrets: vec![],
+    }
+}
+
+/// Validation splits every command string once; the engine runs the typed argv it was handed and
+/// never splits (or matches) a command again.
+#[test]
+fn the_engine_never_reads_a_command_string_again() {
+    let root = tempfile::tempdir().unwrap();
+    let bare = remote(root.path());
+    let mission = Mission::from_json("test", MISSION, "test").unwrap();
+    let before = SPLITS.with(|n| n.get());
+    let validation = crate::validate::validate(PLAN.as_bytes(), &mission);
+    let plan = validation.plan.expect("the plan is valid");
+    // One update command and one test command.
+    assert_eq!(SPLITS.with(|n| n.get()) - before, 2);
+    let forge = LocalForge::open(
+        &root.path().join("forge"),
+        RemoteSpec {
+            url: RemoteUrl::new(bare.display().to_string()),
+            username: None,
+            token: None,
+        },
+    )
+    .unwrap();
+    let settings = settings();
+    let progress = Progress::to(|_| {});
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let split = SPLITS.with(|n| n.get());
+    let reports = runtime.block_on(Engine::new(&plan, &forge, &settings, &progress).run());
+    assert_eq!(
+        SPLITS.with(|n| n.get()),
+        split,
+        "the engine split a command"
+    );
+    assert_eq!(reports[0].status, Status::Done, "{}", reports[0].reason);
+    assert_eq!(reports[0].pull_requests[0].operation, Operation::Created);
+    assert_eq!(reports[0].commands[0].command, "make bump");
+}

@@ -1,0 +1,204 @@
+//! Units: the branches an action produces (one, or one per update when it splits), and how their
+//! outcomes add up to the action's status and to the fate of each declared update.
+
+use super::stop::Stop;
+use crate::git::{NewCommit, Workspace};
+use crate::mission::CommandMatch;
+use crate::plan::{CreateMr, FallbackStrategy, Update};
+use crate::report::{ActionReport, PullRequestRef, Status, UpdateReport, Verdict};
+
+/// One branch to produce: some updates and the commands that apply them.
+#[derive(Debug)]
+pub struct Unit<'p> {
+    pub branch: String,
+    pub title: String,
+    pub updates: Vec<&'p Update>,
+    pub commands: Vec<&'p CommandMatch>,
+}
+
+/// What building a branch came to.
+pub enum Built {
+    Ready(Box<Workspace>, NewCommit),
+    NoChanges,
+    CommandFailed(String),
+    TestsFailed(String),
+}
+
+/// What became of one unit.
+#[derive(Debug)]
+pub enum Outcome {
+    Landed(PullRequestRef),
+    DryRun(String),
+    NoChanges,
+    Refused(Stop),
+    CommandFailed(String),
+    TestsFailed(String),
+}
+
+/// The whole action as one unit.
+pub fn batch<'p>(a: &'p CreateMr, commands: &'p [CommandMatch]) -> Unit<'p> {
+    Unit {
+        branch: a.branch.clone(),
+        title: a.title.clone(),
+        updates: a.updates.iter().collect(),
+        commands: commands.iter().collect(),
+    }
+}
+
+/// One unit per update, on the branches [`crate::plan::split_branches`] names; commands naming no
+/// package (`go mod tidy`) run in every one.
+pub fn split<'p>(a: &'p CreateMr, commands: &'p [CommandMatch]) -> Vec<Unit<'p>> {
+    let branches =
+        crate::plan::split_branches(&a.branch, a.updates.iter().map(|u| u.package.as_str()));
+    a.updates
+        .iter()
+        .zip(branches)
+        .map(|(u, branch)| Unit {
+            branch,
+            title: format!("{} ({} {})", a.title, u.package, u.to),
+            updates: vec![u],
+            commands: commands
+                .iter()
+                .filter(|m| m.package.as_ref().is_none_or(|p| *p == u.package))
+                .collect(),
+        })
+        .collect()
+}
+
+/// The updates of a single branch, all sharing its fate.
+pub fn branch_updates(
+    updates: &[Update],
+    branch: &str,
+    pull_request: Option<u64>,
+    test: Verdict,
+) -> Vec<UpdateReport> {
+    updates
+        .iter()
+        .map(|u| UpdateReport {
+            package: u.package.clone(),
+            from: u.from.clone(),
+            to: u.to.clone(),
+            update_type: u.update_type,
+            branch: Some(branch.to_string()),
+            landed: pull_request.is_some(),
+            pull_request,
+            test,
+        })
+        .collect()
+}
+
+/// The fate of each declared update: the last unit that carried it decides.
+pub fn update_reports(
+    updates: &[Update],
+    results: &[(Unit<'_>, Outcome)],
+    report: &ActionReport,
+) -> Vec<UpdateReport> {
+    updates
+        .iter()
+        .map(|u| {
+            let last = results
+                .iter()
+                .rev()
+                .find(|(unit, _)| unit.updates.iter().any(|x| std::ptr::eq(*x, u)));
+            let (branch, pull_request) = match last {
+                Some((unit, Outcome::Landed(pr))) => (Some(unit.branch.clone()), Some(pr.number)),
+                Some((unit, _)) => (Some(unit.branch.clone()), None),
+                None => (None, None),
+            };
+            let test = branch
+                .as_deref()
+                .map_or(Verdict::NotRun, |b| last_verdict(report, b));
+            UpdateReport {
+                package: u.package.clone(),
+                from: u.from.clone(),
+                to: u.to.clone(),
+                update_type: u.update_type,
+                branch,
+                landed: pull_request.is_some(),
+                pull_request,
+                test,
+            }
+        })
+        .collect()
+}
+
+/// The verdict of the last test run on `branch`.
+fn last_verdict(report: &ActionReport, branch: &str) -> Verdict {
+    report
+        .test
+        .as_ref()
+        .and_then(|t| t.runs.iter().rev().find(|r| r.branch == branch))
+        .map_or(Verdict::NotRun, |r| {
+            if r.passed {
+                Verdict::Passed
+            } else {
+                Verdict::Failed
+            }
+        })
+}
+
+/// How a batch that was split failed, for messages.
+pub fn batch_failure(outcome: &Outcome) -> &'static str {
+    match outcome {
+        Outcome::CommandFailed(_) => "a command failed on the batch",
+        _ => "the batch failed its tests",
+    }
+}
+
+/// The action's status from its units' outcomes.
+pub fn conclude(results: &[(Unit<'_>, Outcome)], strategy: FallbackStrategy) -> (Status, String) {
+    // With individual_on_failure, a red batch that was split is explained by the splits.
+    let split = strategy == FallbackStrategy::IndividualOnFailure && results.len() > 1;
+    let considered = if split { &results[1..] } else { results };
+    let mut parts = Vec::new();
+    if split {
+        parts.push(format!(
+            "{}, so each update was tried alone",
+            batch_failure(&results[0].1)
+        ));
+    }
+    let mut status = Status::Skipped;
+    for (unit, outcome) in considered {
+        let name = if considered.len() > 1 {
+            format!("{}: ", unit.branch)
+        } else {
+            String::new()
+        };
+        let (unit_status, text) = describe(outcome);
+        if let Some(s) = unit_status
+            && rank(s) > rank(status)
+        {
+            status = s;
+        }
+        parts.push(format!("{name}{text}"));
+    }
+    (status, parts.join("; "))
+}
+
+/// What one outcome adds to the action's status and reason.
+fn describe(outcome: &Outcome) -> (Option<Status>, String) {
+    match outcome {
+        Outcome::Landed(pr) => (
+            Some(Status::Done),
+            format!("PR #{} {}", pr.number, pr.operation.as_str()),
+        ),
+        Outcome::DryRun(what) => (None, format!("dry run: {what}")),
+        Outcome::NoChanges => (None, "no changes".to_string()),
+        Outcome::Refused(stop) => (Some(stop.status), stop.reason.clone()),
+        Outcome::CommandFailed(why) => (Some(Status::Failed), why.clone()),
+        Outcome::TestsFailed(why) => (Some(Status::Failed), format!("{why}; no PR")),
+    }
+}
+
+/// Which status wins when units disagree: a failure over a refusal over success over a skip.
+fn rank(s: Status) -> u8 {
+    match s {
+        Status::Skipped => 0,
+        Status::Done => 1,
+        Status::Denied => 2,
+        Status::Failed => 3,
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,129 @@
+//! `update_mr`: regenerate an open PR of Quartermaster's from the current default branch (or on top
+//! of itself with `rebase_first: false`), test it, force-push with a lease, and update the PR.
+
+use super::Engine;
+use super::publish::Publication;
+use super::stop::{Done, Stop};
+use super::text::PrBody;
+use super::unit::{Built, Unit, branch_updates};
+use crate::forge::{PullRequest, State};
+use crate::plan::UpdateMr;
+use crate::report::{ActionReport, Status, Verdict};
+use crate::validate::Recipe;
+
+impl<'a> Engine<'a> {
+    pub(super) async fn update_mr(
+        &mut self,
+        a: &'a UpdateMr,
+        recipe: &'a Recipe,
+        report: &mut ActionReport,
+    ) -> Done {
+        report.branch = Some(a.branch.clone());
+        // Whatever stops the action, its updates are accounted for.
+        report.updates = branch_updates(&a.updates, &a.branch, None, Verdict::NotRun);
+        let pr = self.owned_pull_request(a.mr_id).await?;
+        if pr.head != a.branch {
+            return Err(Stop::denied(format!(
+                "PR #{}'s branch is {}, not {}",
+                pr.number, pr.head, a.branch
+            )));
+        }
+        if pr.state != State::Open {
+            return Err(Stop::skipped(format!(
+                "PR #{} is {}",
+                pr.number,
+                pr.state.as_str()
+            )));
+        }
+        let git = self.git()?;
+        let default_tip = git.default_tip;
+        let tip = *git.heads.get(&a.branch).ok_or_else(|| {
+            Stop::failed(format!(
+                "branch {} no longer exists on the remote",
+                a.branch
+            ))
+        })?;
+        self.claim(&a.branch, Some(&pr), report).await?;
+        let unit = Unit {
+            branch: a.branch.clone(),
+            title: pr.title.clone(),
+            updates: a.updates.iter().collect(),
+            commands: recipe.commands.iter().collect(),
+        };
+        let base = if a.rebase_first { default_tip } else { tip };
+        let built = self.build(&unit, a.working_dir.as_deref(), &recipe.test, base, report)?;
+        let verdict = match &built {
+            Built::Ready(..) => Verdict::Passed,
+            Built::TestsFailed(_) => Verdict::Failed,
+            _ => Verdict::NotRun,
+        };
+        let result = self.land_update(a, recipe, &unit, pr, built, report).await;
+        let landed_pr = report.pull_requests.first().map(|p| p.number);
+        report.updates = branch_updates(&a.updates, &a.branch, landed_pr, verdict);
+        result
+    }
+
+    /// What a rebuilt branch comes to: force-pushed and its PR updated, or why not.
+    async fn land_update(
+        &mut self,
+        a: &'a UpdateMr,
+        recipe: &'a Recipe,
+        unit: &Unit<'a>,
+        pr: PullRequest,
+        built: Built,
+        report: &mut ActionReport,
+    ) -> Done {
+        let (workspace, commit) = match built {
+            Built::Ready(workspace, commit) => (workspace, commit),
+            Built::NoChanges => {
+                return Err(Stop::skipped(format!(
+                    "the commands change nothing on top of {}: the updates are already there",
+                    if a.rebase_first {
+                        self.plan.plan().repo_context.default_branch.as_str()
+                    } else {
+                        a.branch.as_str()
+                    }
+                )));
+            }
+            Built::CommandFailed(why) => return Err(Stop::failed(why)),
+            Built::TestsFailed(why) => {
+                return Err(Stop::failed(format!(
+                    "{why}; PR #{} was left as it was",
+                    pr.number
+                )));
+            }
+        };
+        if self.settings.dry_run {
+            return Err(Stop::skipped(format!(
+                "dry run: tests passed; would force-push {} and update PR #{}",
+                a.branch, pr.number
+            )));
+        }
+        let body = a.description.as_deref().map(|description| {
+            PrBody {
+                description,
+                updates: &unit.updates,
+                test_command: &recipe.test.text,
+                working_dir: a.working_dir.as_deref(),
+                branch: &a.branch,
+                allow_mentions: self.settings.allow_mentions,
+            }
+            .render()
+        });
+        let title = pr.title.clone();
+        let number = pr.number;
+        let labels = a.labels.clone().unwrap_or_default();
+        let publication = Publication {
+            workspace: &workspace,
+            commit: &commit,
+            branch: &a.branch,
+            title: &title,
+            body,
+            labels: &labels,
+        };
+        let landed = self.publish(publication, Some(pr)).await?;
+        let word = landed.operation.as_str();
+        report.pull_requests.push(landed);
+        Ok((Status::Done, format!("PR #{number} {word}")))
+    }
+}

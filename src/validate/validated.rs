@@ -1,0 +1,96 @@
+//! A plan that passed every rule, with what its commands matched: the engine's only input.
+
+use super::changes::Matched;
+use crate::mission::{CommandMatch, FilePolicy, Mission, TestCommand};
+use crate::plan::{
+    Action, CloseMr, CommentIssue, CommentMr, CreateIssue, CreateMr, Plan, Skip, UpdateMr,
+};
+use std::collections::BTreeMap;
+
+/// What a `create_mr` or `update_mr` runs: its update commands and its test command, each as the
+/// exact argv that matched the mission's allowlist.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recipe {
+    pub commands: Vec<CommandMatch>,
+    pub test: TestCommand,
+}
+
+impl Recipe {
+    pub(super) fn from_matched(matched: Matched) -> Option<Self> {
+        Some(Self {
+            commands: matched.commands?,
+            test: matched.test?,
+        })
+    }
+}
+
+/// One action of a valid plan, with its recipe where it runs commands.
+#[derive(Debug, Clone, Copy)]
+pub enum Step<'p> {
+    CreateMr(&'p CreateMr, &'p Recipe),
+    UpdateMr(&'p UpdateMr, &'p Recipe),
+    CreateIssue(&'p CreateIssue),
+    CommentMr(&'p CommentMr),
+    CommentIssue(&'p CommentIssue),
+    CloseMr(&'p CloseMr),
+    Skip(&'p Skip),
+}
+
+/// A plan with no errors.
+#[derive(Debug, Clone)]
+pub struct ValidatedPlan {
+    plan: Plan,
+    recipes: BTreeMap<usize, Recipe>,
+    files: FilePolicy,
+}
+
+impl ValidatedPlan {
+    /// `None` unless every action that runs commands has its recipe (true of a plan without
+    /// errors).
+    pub(super) fn new(
+        plan: Plan,
+        recipes: BTreeMap<usize, Recipe>,
+        mission: &Mission,
+    ) -> Option<Self> {
+        let complete = plan.actions.iter().enumerate().all(|(i, a)| {
+            !matches!(a, Action::CreateMr(_) | Action::UpdateMr(_)) || recipes.contains_key(&i)
+        });
+        complete.then(|| Self {
+            plan,
+            recipes,
+            files: mission.file_policy(),
+        })
+    }
+
+    pub fn plan(&self) -> &Plan {
+        &self.plan
+    }
+
+    /// The files each ecosystem's commands may change.
+    pub fn files(&self) -> &FilePolicy {
+        &self.files
+    }
+
+    /// The actions in plan order.
+    pub fn steps(&self) -> impl Iterator<Item = Step<'_>> {
+        self.plan
+            .actions
+            .iter()
+            .enumerate()
+            .map(|(i, action)| self.step(i, action))
+    }
+
+    fn step<'p>(&'p self, index: usize, action: &'p Action) -> Step<'p> {
+        // `new` checked that every action running commands has its recipe.
+        let recipe = || &self.recipes[&index];
+        match action {
+            Action::CreateMr(a) => Step::CreateMr(a, recipe()),
+            Action::UpdateMr(a) => Step::UpdateMr(a, recipe()),
+            Action::CreateIssue(a) => Step::CreateIssue(a),
+            Action::CommentMr(a) => Step::CommentMr(a),
+            Action::CommentIssue(a) => Step::CommentIssue(a),
+            Action::CloseMr(a) => Step::CloseMr(a),
+            Action::Skip(a) => Step::Skip(a),
+        }
+    }
+}

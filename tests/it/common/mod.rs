@@ -1,0 +1,710 @@
+//! A repository to run plans against, built on the spot and with no network: a local cargo
+//! registry (greeting 1.0.0 → 1.0.1 is harmless, farewell 2.0.0 → 2.0.1 breaks the app's test), an
+//! app depending on both, a bare remote, a clone of it, and a forge: the local one (a directory),
+//! or a fake of GitHub's API with the remote served over smart HTTP behind the token.
+
+// Shared with benches/run.rs, which uses only part of it.
+#![allow(dead_code)]
+
+pub mod git_http;
+pub mod github;
+pub mod gitlab;
+
+use assert_cmd::Command;
+use quartermaster::forge::Forge;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Which forge a fixture runs plans against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Local,
+    Github,
+    Gitlab,
+}
+
+/// The token the fakes accept.
+pub const TOKEN: &str = "qm-test-token-7d41c0";
+
+/// Servers a remote forge needs, running while the fixture lives.
+pub struct Harness {
+    pub runtime: tokio::runtime::Runtime,
+    pub git: git_http::GitHttp,
+    pub github: Option<github::FakeGithub>,
+    pub gitlab: Option<gitlab::FakeGitlab>,
+}
+
+pub struct Fixture {
+    pub backend: Backend,
+    pub token: String,
+    pub harness: Option<Harness>,
+    pub root: tempfile::TempDir,
+    pub registry: PathBuf,
+    pub cargo_home: PathBuf,
+    pub remote: PathBuf,
+    pub checkout: PathBuf,
+    pub forge: PathBuf,
+    /// Where the Makefile's `envdump` target writes what a test command can see.
+    pub dump: PathBuf,
+}
+
+pub fn sh(dir: &Path, script: &str) -> String {
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .current_dir(dir)
+        .env("GIT_AUTHOR_NAME", "Human Maintainer")
+        .env("GIT_AUTHOR_EMAIL", "human@example.com")
+        .env("GIT_COMMITTER_NAME", "Human Maintainer")
+        .env("GIT_COMMITTER_EMAIL", "human@example.com")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{script}: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+impl Fixture {
+    pub fn new() -> Self {
+        Self::on(Backend::Local)
+    }
+
+    pub fn on(backend: Backend) -> Self {
+        Self::build(backend, "", TOKEN)
+    }
+
+    /// `clone_args` go to `git clone` for the checkout (e.g. `--depth 1`); `token` is what the
+    /// forge fakes accept.
+    pub fn build(backend: Backend, clone_args: &str, token: &str) -> Self {
+        let root = tempfile::tempdir().unwrap();
+        let base = root.path().canonicalize().unwrap();
+        let remote = match backend {
+            Backend::Local => base.join("remote.git"),
+            Backend::Github => base
+                .join(github::OWNER)
+                .join(format!("{}.git", github::REPO)),
+            Backend::Gitlab => base.join(format!("{}.git", gitlab::PROJECT_PATH)),
+        };
+        let mut f = Self {
+            backend,
+            token: token.to_string(),
+            harness: None,
+            registry: base.join("registry"),
+            cargo_home: base.join("cargo-home"),
+            remote,
+            checkout: base.join("checkout"),
+            forge: base.join("forge"),
+            dump: base.join("dump"),
+            root,
+        };
+        std::fs::create_dir_all(f.registry.join("index")).unwrap();
+        std::fs::create_dir_all(&f.cargo_home).unwrap();
+        std::fs::create_dir_all(&f.dump).unwrap();
+        std::fs::write(
+            f.cargo_home.join("config.toml"),
+            format!(
+                "[source.crates-io]\nreplace-with = \"fixture\"\n\n[source.fixture]\nlocal-registry = \"{}\"\n",
+                f.registry.display()
+            ),
+        )
+        .unwrap();
+        f.publish(
+            "greeting",
+            "1.0.0",
+            r#"pub fn greet(name: &str) -> String { format!("Hello, {name}!") }"#,
+        );
+        f.publish(
+            "greeting",
+            "1.0.1",
+            "/// Greets.\npub fn greet(name: &str) -> String { format!(\"Hello, {name}!\") }",
+        );
+        f.publish(
+            "farewell",
+            "2.0.0",
+            r#"pub fn bye(name: &str) -> String { format!("Goodbye, {name}.") }"#,
+        );
+        f.publish(
+            "farewell",
+            "2.0.1",
+            r#"pub fn bye(name: &str) -> String { format!("Bye {name}") }"#,
+        );
+
+        sh(
+            &base,
+            &format!(
+                "git init -q --bare -b main {} && mkdir seed",
+                f.remote.display()
+            ),
+        );
+        let seed = base.join("seed");
+        std::fs::create_dir_all(seed.join("src")).unwrap();
+        std::fs::write(
+            seed.join("Cargo.toml"),
+            "[package]\nname = \"hello-app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\ngreeting = \"1.0\"\nfarewell = \"2.0\"\n",
+        )
+        .unwrap();
+        std::fs::write(
+            seed.join("src/lib.rs"),
+            "pub fn message(name: &str) -> String {\n    format!(\"{} {}\", greeting::greet(name), farewell::bye(name))\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn greets_and_says_goodbye() {\n        assert_eq!(super::message(\"Ada\"), \"Hello, Ada! Goodbye, Ada.\");\n    }\n}\n",
+        )
+        .unwrap();
+        std::fs::write(seed.join(".gitignore"), "/target\n").unwrap();
+        std::fs::write(
+            seed.join("Makefile"),
+            format!(
+                "test:\n\tcargo test\n\ntamper:\n\tfor c in $$TMPDIR/quartermaster-*/config; do echo '[url \"http://127.0.0.1:9/\"]' >> $$c; done\n\tcargo test\n\nrace:\n\tgit --git-dir={remote} update-ref refs/heads/quartermaster/cargo refs/heads/main\n\tcargo test\n\nslow:\n\tsleep 60 & sleep 60\n\nhang:\n\techo $$$$ > {dump}/hang.pid; exec sleep 120\n\ndaemon:\n\tsetsid sh -c 'echo $$$$ > {dump}/daemon.pid; exec sleep 300' > /dev/null 2>&1 < /dev/null &\n\tcargo test\n\nescape:\n\tmkdir -p .github/workflows\n\techo 'on: push' > .github/workflows/release.yml\n\techo '// edited' >> src/lib.rs\n\techo '# edited' >> Cargo.toml\n\ninject:\n\t@echo '::add-mask::everything'\n\t@echo '::error::injected by a test'\n\t@exit 1\n\nenvdump:\n\tprintenv > {dump}/env.txt\n\tcat {gitdir}/config $$(find {gitdir}/modules -name config 2>/dev/null) > {dump}/config.txt\n\tcargo test\n",
+                dump = f.dump.display(),
+                remote = f.remote.display(),
+                gitdir = f.checkout.join(".git").display()
+            ),
+        )
+        .unwrap();
+        f.cargo(&seed, &["generate-lockfile", "--quiet"]);
+        f.cargo(
+            &seed,
+            &["update", "--quiet", "-p", "greeting", "--precise", "1.0.0"],
+        );
+        f.cargo(
+            &seed,
+            &["update", "--quiet", "-p", "farewell", "--precise", "2.0.0"],
+        );
+        sh(
+            &seed,
+            &format!(
+                "git init -q -b main && git add . && git commit -qm 'hello-app' && git remote add origin {} && git push -q origin main",
+                f.remote.display()
+            ),
+        );
+        sh(
+            &base,
+            &format!(
+                "git clone -q {clone_args} file://{} checkout",
+                f.remote.display()
+            ),
+        );
+        if backend != Backend::Local {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .unwrap();
+            let user = if backend == Backend::Github {
+                "x-access-token"
+            } else {
+                "oauth2"
+            };
+            let git = git_http::GitHttp::start(&base, user, token);
+            let (github, gitlab) = match backend {
+                Backend::Github => (
+                    Some(runtime.block_on(github::FakeGithub::start(token, f.remote.clone()))),
+                    None,
+                ),
+                _ => (
+                    None,
+                    Some(runtime.block_on(gitlab::FakeGitlab::start(token, f.remote.clone()))),
+                ),
+            };
+            f.harness = Some(Harness {
+                runtime,
+                git,
+                github,
+                gitlab,
+            });
+        }
+        f
+    }
+
+    pub fn gitlab(&self) -> &gitlab::FakeGitlab {
+        self.harness
+            .as_ref()
+            .and_then(|h| h.gitlab.as_ref())
+            .expect("a GitLab fixture")
+    }
+
+    /// Requests the GitLab fake received.
+    pub fn gitlab_requests(&self) -> Vec<gitlab::Seen> {
+        let h = self.harness.as_ref().unwrap();
+        h.runtime.block_on(self.gitlab().requests())
+    }
+
+    pub fn forget_gitlab_requests(&self) {
+        let h = self.harness.as_ref().unwrap();
+        h.runtime.block_on(self.gitlab().forget_requests());
+    }
+
+    pub fn github(&self) -> &github::FakeGithub {
+        self.harness
+            .as_ref()
+            .and_then(|h| h.github.as_ref())
+            .expect("a GitHub fixture")
+    }
+
+    /// Requests the GitHub fake received.
+    pub fn github_requests(&self) -> Vec<github::Seen> {
+        let h = self.harness.as_ref().unwrap();
+        h.runtime.block_on(self.github().requests())
+    }
+
+    pub fn forget_github_requests(&self) {
+        let h = self.harness.as_ref().unwrap();
+        h.runtime.block_on(self.github().forget_requests());
+    }
+
+    /// The identity Quartermaster commits as by default on this forge.
+    pub fn bot(&self) -> &'static str {
+        match self.backend {
+            Backend::Local | Backend::Gitlab => "Quartermaster <quartermaster@noreply.invalid>",
+            Backend::Github => {
+                "github-actions[bot] <41898282+github-actions[bot]@users.noreply.github.com>"
+            }
+        }
+    }
+
+    /// A PR a human opened.
+    pub fn seed_pull(&self, head: &str, labels: &[&str]) -> u64 {
+        match self.backend {
+            Backend::Local => {
+                let forge = self.local_forge();
+                block(
+                    forge.create_pull_request(&quartermaster::forge::NewPullRequest {
+                        head: head.into(),
+                        base: "main".into(),
+                        title: format!("PR on {head}"),
+                        body: String::new(),
+                        labels: labels.iter().map(|l| l.to_string()).collect(),
+                        draft: false,
+                    }),
+                )
+                .unwrap()
+                .number
+            }
+            Backend::Github => self.github().state.lock().unwrap().seed_pull(head, labels),
+            Backend::Gitlab => self.gitlab().state.lock().unwrap().seed_pull(head, labels),
+        }
+    }
+
+    /// A PR from a fork, on a branch named like one of Quartermaster's (GitHub and GitLab only).
+    pub fn seed_fork_pull(&self, head: &str, labels: &[&str]) -> u64 {
+        match self.backend {
+            Backend::Local => panic!("the local forge has no forks"),
+            Backend::Github => self
+                .github()
+                .state
+                .lock()
+                .unwrap()
+                .seed_fork_pull(head, labels),
+            Backend::Gitlab => self
+                .gitlab()
+                .state
+                .lock()
+                .unwrap()
+                .seed_fork_pull(head, labels),
+        }
+    }
+
+    /// An issue a human opened.
+    pub fn seed_issue(&self, labels: &[&str]) -> u64 {
+        match self.backend {
+            Backend::Local => {
+                let forge = self.local_forge();
+                block(forge.create_issue(&quartermaster::forge::NewIssue {
+                    title: "A human's issue".into(),
+                    body: String::new(),
+                    labels: labels.iter().map(|l| l.to_string()).collect(),
+                }))
+                .unwrap()
+                .number
+            }
+            Backend::Github => self.github().state.lock().unwrap().seed_issue(labels),
+            Backend::Gitlab => self.gitlab().state.lock().unwrap().seed_issue(labels),
+        }
+    }
+
+    fn local_forge(&self) -> quartermaster::forge::local::LocalForge {
+        quartermaster::forge::local::LocalForge::open(
+            &self.forge,
+            quartermaster::git::RemoteSpec {
+                url: quartermaster::git::RemoteUrl::new(self.remote.display().to_string()),
+                username: None,
+                token: None,
+            },
+        )
+        .unwrap()
+    }
+
+    fn cargo(&self, dir: &Path, args: &[&str]) {
+        let out = std::process::Command::new("cargo")
+            .args(args)
+            .current_dir(dir)
+            .env("CARGO_HOME", &self.cargo_home)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "cargo {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// Adds a crate version to the local registry (cargo's `local-registry` layout).
+    pub fn publish(&self, name: &str, version: &str, code: &str) {
+        let work = tempfile::tempdir().unwrap();
+        let dir = work.path().join(format!("{name}-{version}"));
+        std::fs::create_dir_all(dir.join("src")).unwrap();
+        std::fs::write(
+            dir.join("Cargo.toml"),
+            format!("[package]\nname = \"{name}\"\nversion = \"{version}\"\nedition = \"2021\"\n"),
+        )
+        .unwrap();
+        std::fs::write(dir.join("src/lib.rs"), code).unwrap();
+        let archive = self.registry.join(format!("{name}-{version}.crate"));
+        sh(
+            work.path(),
+            &format!("tar -czf {} {name}-{version}", archive.display()),
+        );
+        let sum: String = Sha256::digest(std::fs::read(&archive).unwrap())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        let index = self
+            .registry
+            .join("index")
+            .join(&name[..2])
+            .join(&name[2..4]);
+        std::fs::create_dir_all(&index).unwrap();
+        let line = json!({"name": name, "vers": version, "deps": [], "cksum": sum, "features": {}, "yanked": false});
+        let path = index.join(name);
+        let mut text = std::fs::read_to_string(&path).unwrap_or_default();
+        text.push_str(&format!("{line}\n"));
+        std::fs::write(path, text).unwrap();
+    }
+
+    /// Quartermaster's temporary directory in this fixture, so that each run's scratch
+    /// repositories can be inspected and shown to be cleaned up.
+    pub fn tmp(&self) -> PathBuf {
+        self.root.path().join("tmp")
+    }
+
+    /// The binary with a clean environment: no CI variables, an isolated cargo home.
+    pub fn qm(&self) -> Command {
+        Command::from_std(self.qm_process())
+    }
+
+    /// [`Fixture::qm`] as a plain process, for tests that signal it while it runs.
+    pub fn qm_process(&self) -> std::process::Command {
+        let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin!("quartermaster"));
+        std::fs::create_dir_all(self.tmp()).unwrap();
+        cmd.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", std::env::var_os("HOME").unwrap_or_default())
+            .env("TMPDIR", self.tmp())
+            .env("CARGO_HOME", &self.cargo_home)
+            .current_dir(self.root.path());
+        if let Some(rustup) = std::env::var_os("RUSTUP_HOME") {
+            cmd.env("RUSTUP_HOME", rustup);
+        }
+        if let Some(toolchain) = std::env::var_os("RUSTUP_TOOLCHAIN") {
+            cmd.env("RUSTUP_TOOLCHAIN", toolchain);
+        }
+        cmd
+    }
+
+    pub fn write_plan(&self, plan: &Value) -> PathBuf {
+        let path = self.root.path().join("plan.json");
+        std::fs::write(&path, serde_json::to_vec_pretty(plan).unwrap()).unwrap();
+        path
+    }
+
+    /// Runs a plan on the local forge; returns the exit code, the report and everything printed.
+    pub fn run(&self, plan: &Value, extra: &[&str]) -> Run {
+        self.run_with(plan, extra, &[])
+    }
+
+    pub fn run_with(&self, plan: &Value, extra: &[&str], env: &[(&str, &str)]) -> Run {
+        let plan_path = self.write_plan(plan);
+        let report_path = self.root.path().join("report.json");
+        let summary_path = self.root.path().join("summary.md");
+        let _ = std::fs::remove_file(&report_path);
+        let mut cmd = self.qm();
+        cmd.arg("run")
+            .arg("--plan")
+            .arg(&plan_path)
+            .arg("--checkout")
+            .arg(&self.checkout)
+            .arg("--report")
+            .arg(&report_path)
+            .arg("--summary")
+            .arg(&summary_path)
+            .args(extra);
+        match self.backend {
+            Backend::Local => {
+                cmd.arg("--forge")
+                    .arg("local")
+                    .arg("--forge-dir")
+                    .arg(&self.forge);
+            }
+            Backend::Github => {
+                let h = self.harness.as_ref().unwrap();
+                cmd.env("GITHUB_ACTIONS", "true")
+                    .env("GITHUB_API_URL", self.github().uri())
+                    .env("GITHUB_SERVER_URL", &h.git.url)
+                    .env(
+                        "GITHUB_REPOSITORY",
+                        format!("{}/{}", github::OWNER, github::REPO),
+                    )
+                    .env("GITHUB_OUTPUT", self.root.path().join("github-output"))
+                    .env(
+                        "GITHUB_STEP_SUMMARY",
+                        self.root.path().join("step-summary.md"),
+                    )
+                    .env("QM_TOKEN", &self.token)
+                    .env("QM_FORGE_WRITE_INTERVAL", "0");
+            }
+            Backend::Gitlab => {
+                let h = self.harness.as_ref().unwrap();
+                cmd.env("GITLAB_CI", "true")
+                    .env("CI_API_V4_URL", format!("{}/api/v4", self.gitlab().uri()))
+                    .env("CI_SERVER_URL", &h.git.url)
+                    .env("CI_PROJECT_ID", gitlab::PROJECT_ID.to_string())
+                    .env("CI_PROJECT_PATH", gitlab::PROJECT_PATH)
+                    .env("CI_PROJECT_DIR", &self.checkout)
+                    // What GitLab Runner always sets, and what must never be used.
+                    .env("CI_JOB_TOKEN", "glcbt-64_fixture-job-token")
+                    .env("QM_TOKEN", &self.token)
+                    .env("QM_FORGE_WRITE_INTERVAL", "0");
+            }
+        }
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().unwrap();
+        let report = std::fs::read(&report_path)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or(Value::Null);
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            report,
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+            summary: std::fs::read_to_string(summary_path).unwrap_or_default(),
+        }
+    }
+
+    /// Remote branches and their tips.
+    pub fn branches(&self) -> BTreeMap<String, String> {
+        sh(
+            &self.remote,
+            "git for-each-ref --format='%(refname:short) %(objectname)' refs/heads",
+        )
+        .lines()
+        .filter_map(|l| l.split_once(' '))
+        .map(|(b, s)| (b.to_string(), s.to_string()))
+        .collect()
+    }
+
+    /// A file's content on a remote branch.
+    pub fn show(&self, branch: &str, path: &str) -> String {
+        sh(&self.remote, &format!("git show {branch}:{path}"))
+    }
+
+    fn records(&self, kind: &str) -> Vec<Value> {
+        match self.backend {
+            Backend::Github => {
+                let state = self.github().state.lock().unwrap();
+                return if kind == "pulls" {
+                    state.pulls()
+                } else {
+                    state.issues()
+                };
+            }
+            Backend::Gitlab => {
+                let state = self.gitlab().state.lock().unwrap();
+                return if kind == "pulls" {
+                    state.pulls()
+                } else {
+                    state.issues()
+                };
+            }
+            Backend::Local => {}
+        }
+        let mut out: Vec<(u64, Value)> = std::fs::read_dir(self.forge.join(kind))
+            .map(|entries| {
+                entries
+                    .flatten()
+                    .map(|e| {
+                        let v: Value =
+                            serde_json::from_slice(&std::fs::read(e.path()).unwrap()).unwrap();
+                        (v["number"].as_u64().unwrap(), v)
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        out.sort_by_key(|(n, _)| *n);
+        out.into_iter().map(|(_, v)| v).collect()
+    }
+
+    pub fn pulls(&self) -> Vec<Value> {
+        self.records("pulls")
+    }
+
+    pub fn issues(&self) -> Vec<Value> {
+        self.records("issues")
+    }
+
+    /// A commit by a human on a remote branch (clone, commit, push).
+    pub fn human_commit(&self, branch: &str, file: &str) {
+        self.commit_file(branch, file, "edited by a human\n");
+    }
+
+    /// Writes `file` on a remote branch as a human would: clone, commit, push.
+    pub fn commit_file(&self, branch: &str, file: &str, content: &str) {
+        let work = self
+            .root
+            .path()
+            .join(format!("human-{}", file.replace('/', "-")));
+        let _ = std::fs::remove_dir_all(&work);
+        sh(
+            self.root.path(),
+            &format!(
+                "git clone -q -b {branch} file://{} {}",
+                self.remote.display(),
+                work.display()
+            ),
+        );
+        std::fs::write(work.join(file), content).unwrap();
+        sh(
+            &work,
+            &format!(
+                "git add {file} && git commit -qm 'human edit' && git push -q origin {branch}"
+            ),
+        );
+    }
+
+    /// Writes a mission `name` with these ecosystems under the fixture; returns the `run` flags
+    /// that select it.
+    pub fn custom_mission(&self, name: &str, ecosystems: Value) -> Vec<String> {
+        let dir = self.root.path().join("missions");
+        std::fs::create_dir_all(dir.join(name)).unwrap();
+        let mission =
+            json!({"description": name, "action_types": ["create_mr"], "ecosystems": ecosystems});
+        std::fs::write(
+            dir.join(name).join("allowlist.json"),
+            serde_json::to_vec(&mission).unwrap(),
+        )
+        .unwrap();
+        vec![
+            "--mission".into(),
+            name.into(),
+            "--missions-dir".into(),
+            dir.display().to_string(),
+        ]
+    }
+
+    /// Opens PR #1 on `quartermaster/cargo` with the greeting update.
+    pub fn open_cargo_pr(&self) {
+        let run = self.run(
+            &plan(vec![create_mr(
+                "quartermaster/cargo",
+                &[greeting()],
+                "batch",
+            )]),
+            &[],
+        );
+        assert_eq!(run.code, 0, "{}", run.said());
+    }
+}
+
+pub struct Run {
+    pub code: i32,
+    pub report: Value,
+    pub stdout: String,
+    pub stderr: String,
+    pub summary: String,
+}
+
+impl Run {
+    pub fn action(&self, i: usize) -> &Value {
+        &self.report["actions"][i]
+    }
+
+    pub fn status(&self, i: usize) -> &str {
+        self.action(i)["status"].as_str().unwrap_or("?")
+    }
+
+    pub fn reason(&self, i: usize) -> &str {
+        self.action(i)["reason"].as_str().unwrap_or("?")
+    }
+
+    /// Progress and summary together (on GitHub Actions, progress goes to stdout).
+    pub fn output(&self) -> String {
+        format!("{}{}", self.stderr, self.stdout)
+    }
+
+    /// Everything Quartermaster said, for assertions in failure messages.
+    pub fn said(&self) -> String {
+        format!(
+            "exit {}\n--- stderr\n{}\n--- stdout\n{}",
+            self.code, self.stderr, self.stdout
+        )
+    }
+}
+
+pub fn block<T>(future: impl std::future::Future<Output = T>) -> T {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(future)
+}
+
+pub fn greeting() -> Value {
+    json!({"package": "greeting", "from": "1.0.0", "to": "1.0.1", "update_type": "patch"})
+}
+
+pub fn farewell() -> Value {
+    json!({"package": "farewell", "from": "2.0.0", "to": "2.0.1", "update_type": "patch"})
+}
+
+pub fn command(update: &Value) -> String {
+    format!(
+        "cargo update -p {} --precise {}",
+        update["package"].as_str().unwrap(),
+        update["to"].as_str().unwrap()
+    )
+}
+
+/// A `create_mr` for the given updates.
+pub fn create_mr(branch: &str, updates: &[Value], strategy: &str) -> Value {
+    json!({
+        "type": "create_mr",
+        "branch": branch,
+        "title": "chore(deps): update cargo patch dependencies",
+        "description": "Patch releases.",
+        "updates": updates,
+        "commands": updates.iter().map(command).collect::<Vec<_>>(),
+        "test_command": "cargo test",
+        "labels": ["dependencies"],
+        "fallback_strategy": strategy,
+        "confidence": 0.9
+    })
+}
+
+pub fn plan(actions: Vec<Value>) -> Value {
+    json!({
+        "repo_context": {
+            "platform": "github",
+            "ecosystems": ["cargo"],
+            "test_command": "cargo test",
+            "default_branch": "main",
+            "lock_files": ["Cargo.lock"]
+        },
+        "actions": actions
+    })
+}

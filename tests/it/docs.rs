@@ -1,0 +1,55 @@
+//! The README documents every finding code, and every update command and dependency file of the
+//! deps mission.
+
+use quartermaster::finding::Code;
+
+fn readme() -> String {
+    std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap()
+}
+
+#[test]
+fn every_code_is_documented() {
+    let readme = readme();
+    let missing: Vec<&str> = Code::ALL
+        .iter()
+        .map(|c| c.as_str())
+        .filter(|c| !readme.contains(&format!("`{c}`")))
+        .collect();
+    assert!(missing.is_empty(), "README lacks codes: {missing:?}");
+}
+
+#[test]
+fn every_deps_command_is_documented() {
+    let readme = readme();
+    let deps = quartermaster::mission::load("deps", None).unwrap();
+    for (name, eco) in &deps.ecosystems {
+        for pattern in &eco.commands {
+            assert!(
+                readme.contains(&format!("`{}`", pattern.source())),
+                "README lacks {name} command `{}`",
+                pattern.source()
+            );
+        }
+    }
+    for name in deps.ecosystems.keys() {
+        let files: Vec<String> = deps
+            .files
+            .patterns(name)
+            .iter()
+            .map(|f| format!("`{f}`"))
+            .collect();
+        let row_ends = format!("| {} |", files.join(", "));
+        assert!(
+            readme
+                .lines()
+                .any(|l| l.starts_with(&format!("| {name} |")) && l.ends_with(&row_ends)),
+            "README's {name} row lacks its files {row_ends}"
+        );
+    }
+    for runner in deps.test_runners() {
+        assert!(
+            readme.contains(&format!("`{runner}`")),
+            "README lacks runner {runner}"
+        );
+    }
+}

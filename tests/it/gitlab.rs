@@ -1,0 +1,260 @@
+//! The GitLab forge against an HTTP fake of GitLab's REST API: the exact requests it sends, how
+//! few, how it survives faults, and how it refuses tokens that cannot work.
+
+use crate::common;
+
+use common::gitlab::Fault;
+use common::*;
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+fn fault(method: &'static str, path_suffix: &str, status: u16, body: Value) -> Fault {
+    Fault {
+        method,
+        path_suffix: path_suffix.into(),
+        status,
+        headers: vec![],
+        body,
+        times: 1,
+    }
+}
+
+fn one_mr() -> Value {
+    plan(vec![create_mr(
+        "quartermaster/cargo",
+        &[greeting()],
+        "batch",
+    )])
+}
+
+fn calls(f: &Fixture) -> Vec<(String, String)> {
+    f.gitlab_requests()
+        .into_iter()
+        .map(|r| (r.method, r.uri))
+        .collect()
+}
+
+// The gitlab crate sends an empty query (`?`) on requests without parameters; GitLab ignores it.
+const USER: &str = "/api/v4/user?";
+const PROJECT: &str = "/api/v4/projects/42?";
+const FIND: &str = "/api/v4/projects/42/merge_requests?source_branch=quartermaster%2Fcargo";
+
+fn get(uri: &str) -> (String, String) {
+    ("GET".into(), uri.into())
+}
+
+#[test]
+fn a_new_mr_with_labels_takes_one_request_after_connecting_and_a_rerun_none_more() {
+    let f = Fixture::on(Backend::Gitlab);
+    let run = f.run(&one_mr(), &[]);
+    assert_eq!(run.code, 0, "{}", run.said());
+    let requests = f.gitlab_requests();
+    assert!(
+        requests.iter().all(|r| r.private_token == TOKEN),
+        "{requests:#?}"
+    );
+    let seen: Vec<(String, String)> = requests
+        .iter()
+        .map(|r| (r.method.clone(), r.uri.clone()))
+        .collect();
+    assert_eq!(
+        seen,
+        vec![
+            get(USER),
+            get(PROJECT),
+            get(FIND),
+            ("POST".into(), "/api/v4/projects/42/merge_requests?".into()),
+        ]
+    );
+    let form = &requests[3].form;
+    let expected: BTreeMap<String, String> = [
+        ("source_branch", "quartermaster/cargo"),
+        ("target_branch", "main"),
+        ("title", "chore(deps): update cargo patch dependencies"),
+        ("labels", "quartermaster,dependencies"),
+        ("remove_source_branch", "true"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .chain(std::iter::once((
+        "description".to_string(),
+        form["description"].clone(),
+    )))
+    .collect();
+    assert_eq!(form, &expected);
+    assert!(form["description"].starts_with("Patch releases.\n\n| Package | Change | Type |"));
+    assert_eq!(run.report["forge_requests"], 4);
+    assert_eq!(
+        f.pulls()[0]["labels"],
+        json!(["quartermaster", "dependencies"])
+    );
+
+    f.forget_gitlab_requests();
+    let again = f.run(&one_mr(), &[]);
+    assert_eq!(again.code, 0, "{}", again.said());
+    assert_eq!(calls(&f), vec![get(USER), get(PROJECT), get(FIND)]);
+    assert_eq!(again.report["forge_requests"], 3);
+    assert_eq!(
+        again.action(0)["pull_requests"][0]["operation"],
+        "unchanged"
+    );
+}
+
+#[test]
+fn a_502_then_success_makes_one_mr() {
+    let f = Fixture::on(Backend::Gitlab);
+    f.gitlab().fault(fault(
+        "POST",
+        "/merge_requests",
+        502,
+        json!({"message": "502 Bad Gateway"}),
+    ));
+    let run = f.run(&one_mr(), &[]);
+    assert_eq!(run.code, 0, "{}", run.said());
+    let posts = calls(&f).iter().filter(|(m, _)| m == "POST").count();
+    assert_eq!(posts, 2, "retried once, after looking for the MR");
+    assert_eq!(f.pulls().len(), 1);
+}
+
+#[test]
+fn a_429_with_retry_after_is_waited_out() {
+    let f = Fixture::on(Backend::Gitlab);
+    f.gitlab().fault(Fault {
+        method: "GET",
+        path_suffix: "/merge_requests".into(),
+        status: 429,
+        headers: vec![
+            ("Retry-After", "2".into()),
+            ("RateLimit-Remaining", "0".into()),
+        ],
+        body: json!("Retry later"),
+        times: 1,
+    });
+    let started = Instant::now();
+    let run = f.run(&one_mr(), &[]);
+    assert_eq!(run.code, 0, "{}", run.said());
+    assert!(started.elapsed() >= Duration::from_secs(2));
+    assert_eq!(f.pulls().len(), 1);
+}
+
+#[test]
+fn a_job_token_alone_is_refused_with_advice_before_anything_is_pushed() {
+    let advice = "create a project (or group) access token with the `api` and `write_repository` scopes and at least the Developer role";
+    let f = Fixture::on(Backend::Gitlab);
+    let run = f.run_with(&one_mr(), &[], &[("QM_TOKEN", "")]);
+    assert_eq!(run.code, 2, "{}", run.said());
+    assert!(
+        run.stderr.contains(
+            "error: only the CI job token is available, and it cannot create merge requests:"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains(advice));
+    let run = f.run_with(
+        &one_mr(),
+        &[],
+        &[("QM_TOKEN", "glcbt-64_fixture-job-token")],
+    );
+    assert_eq!(run.code, 2, "{}", run.said());
+    assert!(
+        run.stderr
+            .contains("error: the token is the CI job token, which cannot create merge requests:"),
+        "{}",
+        run.stderr
+    );
+    assert!(f.gitlab_requests().is_empty(), "GitLab was never called");
+    assert_eq!(f.branches().len(), 1, "nothing pushed");
+}
+
+#[test]
+fn a_refused_token_or_missing_project_stops_before_any_work() {
+    let f = Fixture::on(Backend::Gitlab);
+    f.gitlab().state.lock().unwrap().token = "another-token".into();
+    let run = f.run(&one_mr(), &[]);
+    assert_eq!(run.code, 2, "{}", run.said());
+    assert!(run.stderr.contains("refused the token"), "{}", run.stderr);
+    f.gitlab().state.lock().unwrap().token = TOKEN.into();
+    let run = f.run_with(&one_mr(), &[], &[("CI_PROJECT_ID", "7")]);
+    assert_eq!(run.code, 2, "{}", run.said());
+    assert!(run.stderr.contains("GitLab answered 404 while reading the project: project 7 does not exist or the token cannot see it"), "{}", run.stderr);
+    assert_eq!(f.branches().len(), 1, "nothing pushed");
+}
+
+#[test]
+fn drafts_use_the_title_prefix_and_stay_unchanged_on_rerun() {
+    let f = Fixture::on(Backend::Gitlab);
+    let run = f.run(&one_mr(), &["--draft"]);
+    assert_eq!(run.code, 0, "{}", run.said());
+    assert_eq!(
+        f.pulls()[0]["title"],
+        "Draft: chore(deps): update cargo patch dependencies"
+    );
+    f.forget_gitlab_requests();
+    let again = f.run(&one_mr(), &["--draft"]);
+    assert_eq!(
+        again.action(0)["pull_requests"][0]["operation"],
+        "unchanged"
+    );
+    assert!(calls(&f).iter().all(|(m, _)| m == "GET"), "no edit");
+}
+
+#[test]
+fn quick_actions_in_plan_text_are_escaped() {
+    let f = Fixture::on(Backend::Gitlab);
+    let run = f.run(
+        &plan(vec![json!({
+            "type": "create_issue", "title": "Breaking change in farewell",
+            "body": "See the changelog.\n/merge\n/approve\ncc @maintainer",
+            "labels": [], "confidence": 0.9
+        })]),
+        &[],
+    );
+    assert_eq!(run.code, 0, "{}", run.said());
+    let body = f.issues()[0]["body"].as_str().unwrap().to_string();
+    assert!(
+        body.starts_with("See the changelog.\n\\/merge\n\\/approve\ncc @&#8203;maintainer"),
+        "{body}"
+    );
+}
+
+#[test]
+fn the_token_check_is_retried_on_server_errors_and_explained_on_403() {
+    let f = Fixture::on(Backend::Gitlab);
+    f.gitlab().fault(fault(
+        "GET",
+        "/user",
+        502,
+        json!({"message": "502 Bad Gateway"}),
+    ));
+    let run = f.run(&one_mr(), &[]);
+    assert_eq!(run.code, 0, "{}", run.said());
+    let checks = calls(&f).into_iter().filter(|c| *c == get(USER)).count();
+    assert_eq!(checks, 2, "the token check was tried again");
+    assert_eq!(run.report["forge_requests"], calls(&f).len());
+
+    let f = Fixture::on(Backend::Gitlab);
+    f.gitlab().fault(fault(
+        "GET",
+        "/user",
+        403,
+        json!({"error": "insufficient_scope"}),
+    ));
+    let run = f.run(&one_mr(), &[]);
+    assert_eq!(run.code, 2, "{}", run.said());
+    assert!(
+        run.stderr
+            .contains("answered 403 when Quartermaster checked the token with GET /user"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains(
+            "give the project or group access token the `api` and `write_repository` scopes"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(f.branches().len(), 1, "nothing pushed");
+}
