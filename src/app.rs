@@ -159,6 +159,7 @@ fn settings(config: &RunConfig) -> Settings {
         allow_mentions: config.allow_mentions,
         child_env: crate::process::child_env(std::env::vars_os(), &config.extra_env),
         secrets: secret_forms(config),
+        registry_hosts: config.registry_hosts.clone(),
     }
 }
 

@@ -166,6 +166,22 @@ codes! {
     UpdateDuplicatePackage => "update.duplicate_package",
     /// A declared update that no command applies.
     UpdateUnused => "update.unused",
+    /// A `create_mr`/`update_mr` that declares no update.
+    UpdatesEmpty => "updates.empty",
+    /// A version-changing update whose package did not end at its declared `to` (run time).
+    UpdateNotReached => "update.not_reached",
+    /// A declared `from` that is not what the base locked; the real value is published (run time).
+    UpdateFromMismatch => "update.from_mismatch",
+    /// A direct dependency outside the declared updates was added, removed or changed (run time).
+    ChangeUndeclaredDependency => "change.undeclared_dependency",
+    /// A manifest field other than a dependency entry changed (run time).
+    ChangeManifestField => "change.manifest_field",
+    /// A changed lock entry resolves from a host the base did not use (run time).
+    ChangeNewSource => "change.new_source",
+    /// A version locked before and after now has another integrity (run time).
+    ChangeIntegrity => "change.integrity",
+    /// The lock files or manifests could not be read to verify the change (run time).
+    ChangeUnreadable => "change.unreadable",
 }
 
 impl fmt::Display for Code {

@@ -6,6 +6,7 @@
 //! → [`report`] → [`ci`] outputs; [`app`] strings one run together and [`cli`] is the command line.
 
 pub mod app;
+pub mod changes;
 pub mod ci;
 pub mod cli;
 pub mod config;

@@ -91,6 +91,22 @@ pub fn code(text: &str) -> String {
     format!("{fence}{pad}{text}{pad}{fence}")
 }
 
+/// A Markdown link to an `https://` URL Quartermaster built; characters that could end the link
+/// or the table cell are percent-encoded. Anything else is shown as plain `text`.
+pub fn link(text: &str, url: &str) -> String {
+    if !url.starts_with("https://") {
+        return text.to_string();
+    }
+    let url: String = url
+        .chars()
+        .map(|c| match c {
+            c if c.is_ascii_alphanumeric() || "-._~:/?#[]@!$&'*+,;=%".contains(c) => c.to_string(),
+            c => c.to_string().bytes().map(|b| format!("%{b:02X}")).collect(),
+        })
+        .collect();
+    format!("[{text}]({url})")
+}
+
 /// A code span inside a table cell: GFM splits cells at `|` even within backticks, so it is escaped.
 pub fn cell_code(text: &str) -> String {
     code(text).replace('|', "\\|")

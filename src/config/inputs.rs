@@ -86,6 +86,11 @@ pub struct Inputs {
     #[arg(long = "extra-env", value_name = "NAME")]
     #[serde(deserialize_with = "list")]
     pub extra_env: Vec<String>,
+    /// A registry host lock files may resolve from, besides those the base lock files already use
+    /// (repeatable) [env: QM_REGISTRY_HOSTS, comma-separated].
+    #[arg(long = "registry-host", value_name = "HOST")]
+    #[serde(deserialize_with = "list")]
+    pub registry_hosts: Vec<String>,
     /// Open PRs/MRs as drafts [env: QM_DRAFT].
     #[arg(long, num_args = 0, default_missing_value = "true")]
     #[serde(deserialize_with = "set")]
@@ -153,6 +158,8 @@ impl Inputs {
     pub fn combine(self, fallback: Inputs) -> Inputs {
         let mut extra_env = self.extra_env;
         extra_env.extend(fallback.extra_env);
+        let mut registry_hosts = self.registry_hosts;
+        registry_hosts.extend(fallback.registry_hosts);
         Inputs {
             plan: self.plan.or(fallback.plan),
             checkout: self.checkout.or(fallback.checkout),
@@ -169,6 +176,7 @@ impl Inputs {
             bot_label: self.bot_label.or(fallback.bot_label),
             git_author: self.git_author.or(fallback.git_author),
             extra_env,
+            registry_hosts,
             draft: self.draft.or(fallback.draft),
             allow_mentions: self.allow_mentions.or(fallback.allow_mentions),
             forge_write_interval: self.forge_write_interval.or(fallback.forge_write_interval),

@@ -41,6 +41,8 @@ pub struct RunConfig {
     /// Where the token came from, for messages (`QM_TOKEN`, `GITHUB_TOKEN`, ...).
     pub token_source: Option<&'static str>,
     pub extra_env: Vec<String>,
+    /// Registry hosts lock files may resolve from, besides those the base already uses.
+    pub registry_hosts: Vec<String>,
     pub draft: bool,
     pub allow_mentions: bool,
     /// Minimum time between two write requests to the forge's API.
@@ -99,6 +101,7 @@ impl RunConfig {
             token: token.map(SecretString::from),
             token_source,
             extra_env,
+            registry_hosts: inputs.registry_hosts.clone(),
             draft: flag("QM_DRAFT", &inputs.draft)?,
             allow_mentions: flag("QM_ALLOW_MENTIONS", &inputs.allow_mentions)?,
             forge_write_interval: duration(

@@ -17,7 +17,7 @@ mod workspace;
 pub use credentials::CredentialGuard;
 pub use mirror::Mirror;
 pub use remote::{RemoteSpec, RemoteUrl, redact_userinfo};
-pub use workspace::{NewCommit, Workspace};
+pub use workspace::{NewCommit, Staged, Workspace};
 
 use std::path::Path;
 

@@ -6,6 +6,14 @@ use super::{
 };
 use std::path::{Path, PathBuf};
 
+/// The changes of a workspace, staged: a tree and the paths that differ from the base.
+#[derive(Debug, Clone)]
+pub struct Staged {
+    pub tree: git2::Oid,
+    /// Paths added, modified or deleted, relative to the repository root.
+    pub files: Vec<String>,
+}
+
 /// A new commit made in a workspace.
 #[derive(Debug, Clone)]
 pub struct NewCommit {
@@ -117,9 +125,9 @@ impl Workspace {
         }
     }
 
-    /// Commits everything the commands changed (tracked files modified or deleted, new files not
-    /// ignored) as the bot, on top of the base. `None` when nothing changed.
-    pub fn commit(&self, message: &str, author: &Identity) -> Result<Option<NewCommit>> {
+    /// Stages everything the commands changed (tracked files modified or deleted, new files not
+    /// ignored). `None` when nothing changed.
+    pub fn stage(&self) -> Result<Option<Staged>> {
         self.check_untampered()?;
         let mut index = self.repo.index().map_err(git("reading the index"))?;
         index
@@ -156,17 +164,34 @@ impl Workspace {
         if files.len() > MAX_CHANGED_FILES {
             return Err(GitError::TooManyChanges { count: files.len() });
         }
+        Ok(Some(Staged {
+            tree: tree_id,
+            files,
+        }))
+    }
+
+    /// Commits what was staged as the bot, on top of the base.
+    pub fn commit(&self, staged: Staged, message: &str, author: &Identity) -> Result<NewCommit> {
+        self.check_untampered()?;
+        let tree = self
+            .repo
+            .find_tree(staged.tree)
+            .map_err(git("reading the tree"))?;
+        let base = self
+            .repo
+            .find_commit(self.base)
+            .map_err(git("reading the base commit"))?;
         let signature = author.signature()?;
         let id = self
             .repo
             .commit(None, &signature, &signature, message, &tree, &[&base])
             .map_err(git("committing"))?;
-        Ok(Some(NewCommit {
+        Ok(NewCommit {
             id,
-            tree: tree_id,
+            tree: staged.tree,
             base: self.base,
-            files,
-        }))
+            files: staged.files,
+        })
     }
 
     /// Force-pushes `commit` to `branch` if the remote branch is still at `expected` (the lease).

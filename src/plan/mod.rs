@@ -167,7 +167,8 @@ pub struct CreateMr {
     pub title: String,
     /// PR/MR body (Markdown).
     pub description: String,
-    /// The dependency updates this PR makes.
+    /// The dependency updates this PR makes (at least one).
+    #[schemars(length(min = 1))]
     pub updates: Vec<Update>,
     /// Update commands; each must match the mission's allowlist.
     pub commands: Vec<String>,
@@ -198,7 +199,8 @@ pub struct UpdateMr {
     /// on top of the existing branch (false).
     #[serde(default = "default_true")]
     pub rebase_first: bool,
-    /// The dependency updates the regenerated PR makes.
+    /// The dependency updates the regenerated PR makes (at least one).
+    #[schemars(length(min = 1))]
     pub updates: Vec<Update>,
     /// Update commands; each must match the mission's allowlist.
     pub commands: Vec<String>,

@@ -3,7 +3,8 @@
 
 mod markdown;
 
-use crate::finding::Finding;
+use crate::changes::{self, ChangeFact, UpdateFact};
+use crate::finding::{Code, Finding};
 use crate::forge::ForgeKind;
 use crate::plan::{ActionType, UpdateType};
 use serde::Serialize;
@@ -122,6 +123,83 @@ pub struct TestReport {
     pub runs: Vec<TestRun>,
 }
 
+/// One package as the lock files show it changed.
+#[derive(Debug, Clone, Serialize)]
+pub struct PackageChange {
+    pub ecosystem: &'static str,
+    pub package: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub to: Option<String>,
+    /// The registry page of `to`, where one can be named without asking the network.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link: Option<String>,
+}
+
+impl PackageChange {
+    fn of(fact: &ChangeFact) -> Self {
+        Self {
+            ecosystem: fact.ecosystem.as_str(),
+            package: fact.name.clone(),
+            from: fact.from.clone(),
+            to: fact.to.clone(),
+            link: fact.link.clone(),
+        }
+    }
+}
+
+/// A finding of the change verification, as the report carries it.
+#[derive(Debug, Clone, Serialize)]
+pub struct ChangeFinding {
+    pub code: Code,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub package: Option<String>,
+    pub message: String,
+    /// Whether it kept the branch from being published.
+    pub blocking: bool,
+}
+
+/// What one branch's commands really changed, read from its lock files and manifests.
+#[derive(Debug, Clone, Serialize)]
+pub struct ChangeRecord {
+    pub branch: String,
+    /// Packages whose direct copy changed.
+    pub direct: Vec<PackageChange>,
+    /// Every other changed package.
+    pub transitive: Vec<PackageChange>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub findings: Vec<ChangeFinding>,
+    #[serde(skip)]
+    pub updates: Vec<UpdateFact>,
+}
+
+impl ChangeRecord {
+    pub fn of(branch: &str, verdict: &changes::Verdict) -> Self {
+        Self {
+            branch: branch.to_string(),
+            direct: verdict.direct.iter().map(PackageChange::of).collect(),
+            transitive: verdict.transitive.iter().map(PackageChange::of).collect(),
+            findings: verdict
+                .findings
+                .iter()
+                .map(|f| ChangeFinding {
+                    code: f.code,
+                    package: f.package.clone(),
+                    message: f.message.clone(),
+                    blocking: f.blocking,
+                })
+                .collect(),
+            updates: verdict.updates.clone(),
+        }
+    }
+
+    /// What the lock files say of a declared package.
+    pub fn update(&self, package: &str) -> Option<&UpdateFact> {
+        self.updates.iter().find(|u| u.package == package)
+    }
+}
+
 /// The verdict that decided an update's fate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -131,12 +209,17 @@ pub enum Verdict {
     NotRun,
 }
 
-/// What became of one declared update.
+/// What became of one declared update. `from` and `to` are what the lock files show once the
+/// update was built; the plan's values follow when they differ.
 #[derive(Debug, Clone, Serialize)]
 pub struct UpdateReport {
     pub package: String,
     pub from: String,
     pub to: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub declared_from: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub declared_to: Option<String>,
     pub update_type: UpdateType,
     /// The branch it was last tried on.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -163,6 +246,9 @@ pub struct ActionReport {
     pub comments: Vec<CommentRef>,
     pub updates: Vec<UpdateReport>,
     pub commands: Vec<CommandRecord>,
+    /// What each built branch really changed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub changes: Vec<ChangeRecord>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub test: Option<TestReport>,
     pub duration_ms: u64,
@@ -181,6 +267,7 @@ impl ActionReport {
             comments: Vec::new(),
             updates: Vec::new(),
             commands: Vec::new(),
+            changes: Vec::new(),
             test: None,
             duration_ms: 0,
         }

@@ -6,11 +6,13 @@ use super::project::check_project;
 use super::stop::Stop;
 use super::text::{commit_message, short};
 use super::unit::{Built, Unit};
-use crate::git::NewCommit;
+use super::verify::refusal;
 use crate::markdown::code;
 use crate::mission::TestCommand;
 use crate::process::{self, Spec};
-use crate::report::{ActionReport, CommandRecord, ProcessRecord, TestReport, TestRun};
+use crate::report::{
+    ActionReport, ChangeRecord, CommandRecord, ProcessRecord, TestReport, TestRun,
+};
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -29,14 +31,25 @@ impl Engine<'_> {
         check_project(unit, test, &dir, working_dir)?;
         self.progress
             .step(&format!("{}: workspace at {}", unit.branch, short(base)));
+        let before = self.snapshot(unit, &workspace, &dir)?;
         if let Some(why) = self.run_commands(unit, &dir, report) {
             return Ok(Built::CommandFailed(why));
         }
-        let Some(commit) = workspace.commit(&commit_message(unit), &self.settings.author)? else {
+        let Some(staged) = workspace.stage()? else {
             self.progress.step("no changes");
             return Ok(Built::NoChanges);
         };
-        self.check_files(unit, &commit)?;
+        self.check_files(unit, &staged.files)?;
+        let facts = match self.verify(unit, &before, &workspace, &dir) {
+            Ok(facts) => facts,
+            Err(stop) => return Ok(Built::Unverified(stop)),
+        };
+        report.changes.push(ChangeRecord::of(&unit.branch, &facts));
+        if let Some(stop) = refusal(&facts) {
+            return Ok(Built::Unverified(stop));
+        }
+        let message = commit_message(unit, &facts);
+        let commit = workspace.commit(staged, &message, &self.settings.author)?;
         self.progress.step(&format!(
             "committed {} as {} ({} file{})",
             short(commit.id),
@@ -45,7 +58,7 @@ impl Engine<'_> {
             if commit.files.len() == 1 { "" } else { "s" }
         ));
         match self.run_tests(unit, test, &dir, report) {
-            None => Ok(Built::Ready(Box::new(workspace), commit)),
+            None => Ok(Built::Ready(Box::new(workspace), commit, Box::new(facts))),
             Some(why) => Ok(Built::TestsFailed(why)),
         }
     }
@@ -95,12 +108,11 @@ impl Engine<'_> {
     }
 
     /// Only the dependency files of the commands' ecosystems may change.
-    fn check_files(&self, unit: &Unit<'_>, commit: &NewCommit) -> Result<(), Stop> {
+    fn check_files(&self, unit: &Unit<'_>, changed: &[String]) -> Result<(), Stop> {
         let ecosystems: BTreeSet<&str> =
             unit.commands.iter().map(|m| m.ecosystem.as_str()).collect();
         let files = self.plan.files();
-        let foreign: Vec<String> = commit
-            .files
+        let foreign: Vec<String> = changed
             .iter()
             .filter(|f| !files.owns(ecosystems.iter().copied(), f))
             .map(|f| code(f))

@@ -37,8 +37,10 @@ impl<'a> Engine<'a> {
                 let outcome = self.create_unit(&batch, a, recipe, base, report).await;
                 // A red batch, or a command that failed on it (one update conflicting with
                 // another), is split: each update gets its chance alone.
-                let red = matches!(outcome, Outcome::TestsFailed(_) | Outcome::CommandFailed(_))
-                    && a.updates.len() > 1;
+                let red = matches!(
+                    outcome,
+                    Outcome::TestsFailed(_) | Outcome::CommandFailed(_) | Outcome::Unverified(_)
+                ) && a.updates.len() > 1;
                 let why = unit::batch_failure(&outcome);
                 results.push((batch, outcome));
                 if red {
@@ -90,10 +92,11 @@ impl<'a> Engine<'a> {
             return Outcome::Refused(stop);
         }
         let dir = a.working_dir.as_deref();
-        let (workspace, commit) = match self.build(unit, dir, &recipe.test, base, report) {
-            Ok(Built::Ready(ws, commit)) => (ws, commit),
+        let (workspace, commit, facts) = match self.build(unit, dir, &recipe.test, base, report) {
+            Ok(Built::Ready(ws, commit, facts)) => (ws, commit, facts),
             Ok(Built::NoChanges) => return Outcome::NoChanges,
             Ok(Built::CommandFailed(why)) => return Outcome::CommandFailed(why),
+            Ok(Built::Unverified(stop)) => return Outcome::Unverified(stop),
             Ok(Built::TestsFailed(why)) => return Outcome::TestsFailed(why),
             Err(stop) => return Outcome::Refused(stop),
         };
@@ -104,10 +107,10 @@ impl<'a> Engine<'a> {
                 unit.branch
             ));
         }
-        let title = markdown::one_line(&unit.title, self.settings.allow_mentions);
+        let title = markdown::one_line(&unit.title_from(&facts), self.settings.allow_mentions);
         let body = PrBody {
             description: &a.description,
-            updates: &unit.updates,
+            facts: &facts,
             test_command: &recipe.test.text,
             working_dir: dir,
             branch: &unit.branch,

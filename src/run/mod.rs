@@ -27,6 +27,7 @@ mod stop;
 mod text;
 mod unit;
 mod update_mr;
+mod verify;
 
 use crate::ci::progress::Progress;
 use crate::forge::Forge;
@@ -52,6 +53,8 @@ pub struct Settings {
     pub child_env: BTreeMap<OsString, OsString>,
     /// Strings redacted from captured output (the token, in the forms it travels in).
     pub secrets: Vec<String>,
+    /// Registry hosts the operator configured, besides those the base lock files already use.
+    pub registry_hosts: Vec<String>,
 }
 
 pub struct Engine<'a> {

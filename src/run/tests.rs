@@ -1,5 +1,5 @@
 //! The engine in-process, on the local forge and a real git remote, with a mission whose update
-//! command is a `make` target.
+//! command is a `make` target that edits `Cargo.lock`.
 
 use super::*;
 use crate::forge::local::LocalForge;
@@ -10,16 +10,20 @@ use crate::report::{Operation, Status};
 use std::path::Path;
 
 const MISSION: &str = r#"{"description": "test", "action_types": ["create_mr"],
-  "ecosystems": {"npm": {"packages": "npm", "versions": "semver",
-    "commands": ["make bump"], "files": ["VERSION"]}}}"#;
+  "ecosystems": {"cargo": {"packages": "crates", "versions": "semver",
+    "commands": ["make bump"], "files": ["Cargo.lock"]}}}"#;
 
-const PLAN: &str = r#"{"repo_context": {"platform": "github", "ecosystems": ["npm"],
+const PLAN: &str = r#"{"repo_context": {"platform": "github", "ecosystems": ["cargo"],
     "default_branch": "main"},
   "actions": [{"type": "create_mr", "branch": "quartermaster/bump", "title": "Bump",
     "description": "Bumps the version.", "labels": [], "fallback_strategy": "batch",
     "confidence": 1, "commands": ["make bump"], "test_command": "make check",
-    "updates": [{"package": "version", "from": "1.0.0", "to": "2.0.0",
-                 "update_type": "major"}]}]}"#;
+    "updates": [{"package": "greeting", "from": "1.0.0", "to": "1.0.1",
+                 "update_type": "patch"}]}]}"#;
+
+const MANIFEST: &str = "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\ngreeting = \"1.0\"\n";
+
+const LOCK: &str = "version = 3\n\n[[package]]\nname = \"app\"\nversion = \"0.1.0\"\ndependencies = [\n \"greeting\",\n]\n\n[[package]]\nname = \"greeting\"\nversion = \"1.0.0\"\nsource = \"registry+https://github.com/rust-lang/crates.io-index\"\n";
 
 fn git(dir: &Path, args: &[&str]) {
     let status = std::process::Command::new("git")
@@ -34,14 +38,16 @@ fn git(dir: &Path, args: &[&str]) {
     assert!(status.success(), "git {args:?}");
 }
 
-/// A bare remote whose `main` holds a Makefile: `bump` rewrites VERSION, `check` passes.
+/// A bare remote whose `main` holds a cargo project locked at greeting 1.0.0 and a Makefile:
+/// `bump` moves the lock to 1.0.1, `check` passes once it did.
 fn remote(root: &Path) -> std::path::PathBuf {
     let seed = root.join("seed");
     std::fs::create_dir_all(&seed).unwrap();
-    std::fs::write(seed.join("VERSION"), "1.0.0\n").unwrap();
+    std::fs::write(seed.join("Cargo.toml"), MANIFEST).unwrap();
+    std::fs::write(seed.join("Cargo.lock"), LOCK).unwrap();
     std::fs::write(
         seed.join("Makefile"),
-        "bump:\n\techo 2.0.0 > VERSION\ncheck:\n\tgrep -q 2.0.0 VERSION\n",
+        "bump:\n\tsed -i 's/1.0.0/1.0.1/' Cargo.lock\ncheck:\n\tgrep -q 1.0.1 Cargo.lock\n",
     )
     .unwrap();
     git(&seed, &["init", "-q", "-b", "main"]);
@@ -66,6 +72,7 @@ fn settings() -> Settings {
         allow_mentions: false,
         child_env: crate::process::child_env(std::env::vars_os(), &[]),
         secrets: vec![],
+        registry_hosts: vec![],
     }
 }
 
@@ -106,4 +113,5 @@ fn the_engine_never_reads_a_command_string_again() {
     assert_eq!(reports[0].status, Status::Done, "{}", reports[0].reason);
     assert_eq!(reports[0].pull_requests[0].operation, Operation::Created);
     assert_eq!(reports[0].commands[0].command, "make bump");
+    assert_eq!(reports[0].changes[0].direct[0].to.as_deref(), Some("1.0.1"));
 }

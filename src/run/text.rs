@@ -2,14 +2,16 @@
 //! the plan and what happened.
 
 use super::unit::Unit;
+use crate::changes::{ChangeFact, UpdateFact, Verdict};
 use crate::markdown::{self, MAX_POSTED_BODY, cell_code, code};
-use crate::plan::{Action, Skip, Update};
+use crate::plan::{Action, Skip};
 
-/// What a PR built from `updates` says: the agent's description (neutralised and capped), the
-/// table of updates, the test that passed, and the hidden marker of its branch.
+/// What a PR says: the agent's description (neutralised and capped), then the facts as the lock
+/// files show them: a table of the declared updates, the transitive changes folded away, the test
+/// that passed, and the hidden marker of its branch.
 pub struct PrBody<'a> {
     pub description: &'a str,
-    pub updates: &'a [&'a Update],
+    pub facts: &'a Verdict,
     pub test_command: &'a str,
     pub working_dir: Option<&'a str>,
     pub branch: &'a str,
@@ -19,17 +21,12 @@ pub struct PrBody<'a> {
 impl PrBody<'_> {
     pub fn render(&self) -> String {
         let mut tail = String::from("\n\n| Package | Change | Type |\n|---|---|---|\n");
-        for u in self.updates {
-            tail.push_str(&format!(
-                "| {} | {} → {} | {} |\n",
-                cell_code(&u.package),
-                cell_code(&u.from),
-                cell_code(&u.to),
-                u.update_type.as_str()
-            ));
+        for u in &self.facts.updates {
+            tail.push_str(&update_row(u));
         }
+        tail.push_str(&transitive(&self.facts.transitive));
         tail.push_str(&format!(
-            "\nTests passed: {}{}.\n\n---\n<sub>Opened by Quartermaster from an agent's plan. A commit by anyone else on this branch stops Quartermaster from updating it.</sub>\n{}",
+            "\nTests passed: {}{}.\n\n---\n<sub>Opened by Quartermaster from an agent's plan; versions are read from the lock files. A commit by anyone else on this branch stops Quartermaster from updating it.</sub>\n{}",
             code(self.test_command),
             self.working_dir
                 .map(|d| format!(" in {}", code(d)))
@@ -47,16 +44,84 @@ impl PrBody<'_> {
     }
 }
 
-/// The commit message of a unit: its title, one line per update, and where it came from.
-pub fn commit_message(unit: &Unit<'_>) -> String {
+/// A declared update as the lock files show it. What the plan claimed stays in the report: a PR
+/// states facts only.
+fn update_row(u: &UpdateFact) -> String {
+    let from = u.from.as_deref().unwrap_or("none");
+    let to = u.to.as_deref().unwrap_or("none");
+    format!(
+        "| {} | {} → {} | {} |\n",
+        package_cell(&u.package, u.link.as_deref()),
+        cell_code(from),
+        cell_code(to),
+        u.update_type.as_str()
+    )
+}
+
+/// The transitive changes, folded, with their count.
+fn transitive(changes: &[ChangeFact]) -> String {
+    if changes.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "\n<details><summary>{} transitive change{}</summary>\n\n| Package | Change |\n|---|---|\n",
+        changes.len(),
+        if changes.len() == 1 { "" } else { "s" }
+    );
+    for c in changes.iter().take(MAX_TRANSITIVE_ROWS) {
+        let change = match (&c.from, &c.to) {
+            (Some(f), Some(t)) => format!("{} → {}", cell_code(f), cell_code(t)),
+            (None, Some(t)) => format!("added {}", cell_code(t)),
+            (Some(f), None) => format!("removed {}", cell_code(f)),
+            (None, None) => "changed".to_string(),
+        };
+        out.push_str(&format!(
+            "| {} | {change} |\n",
+            package_cell(&c.name, c.link.as_deref())
+        ));
+    }
+    if changes.len() > MAX_TRANSITIVE_ROWS {
+        out.push_str(&format!(
+            "| … | and {} more |\n",
+            changes.len() - MAX_TRANSITIVE_ROWS
+        ));
+    }
+    out.push_str("\n</details>\n");
+    out
+}
+
+/// Transitive rows listed at most; a lock-file refresh can change hundreds.
+const MAX_TRANSITIVE_ROWS: usize = 200;
+
+fn package_cell(name: &str, link: Option<&str>) -> String {
+    match link {
+        Some(url) => markdown::link(&cell_code(name), url),
+        None => cell_code(name),
+    }
+}
+
+/// The commit message of a unit: its title, then one line per update as the lock files show it.
+pub fn commit_message(unit: &Unit<'_>, facts: &Verdict) -> String {
     let title: String = unit
-        .title
+        .title_from(facts)
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect();
     let mut message = format!("{title}\n\n");
-    for u in &unit.updates {
-        message.push_str(&format!("- {}: {} -> {}\n", u.package, u.from, u.to));
+    for u in &facts.updates {
+        message.push_str(&format!(
+            "- {}: {} -> {}\n",
+            u.package,
+            u.from.as_deref().unwrap_or("none"),
+            u.to.as_deref().unwrap_or("none")
+        ));
+    }
+    if !facts.transitive.is_empty() {
+        message.push_str(&format!(
+            "- and {} transitive change{}\n",
+            facts.transitive.len(),
+            if facts.transitive.len() == 1 { "" } else { "s" }
+        ));
     }
     message.push_str("\nGenerated by Quartermaster from an agent's plan.\n");
     message

@@ -2,6 +2,7 @@
 //! outcomes add up to the action's status and to the fate of each declared update.
 
 use super::stop::Stop;
+use crate::changes;
 use crate::git::{NewCommit, Workspace};
 use crate::mission::CommandMatch;
 use crate::plan::{CreateMr, FallbackStrategy, Update};
@@ -11,16 +12,41 @@ use crate::report::{ActionReport, PullRequestRef, Status, UpdateReport, Verdict}
 #[derive(Debug)]
 pub struct Unit<'p> {
     pub branch: String,
+    /// The plan's title.
     pub title: String,
+    /// One update of a `create_mr` tried on its own branch.
+    pub split: bool,
     pub updates: Vec<&'p Update>,
     pub commands: Vec<&'p CommandMatch>,
 }
 
+impl Unit<'_> {
+    /// The title a PR and a commit of the unit get: the plan's, and for a split unit the package
+    /// with the version the lock files show.
+    pub fn title_from(&self, facts: &changes::Verdict) -> String {
+        match (self.split, self.updates.first()) {
+            (true, Some(u)) => {
+                let to = facts
+                    .updates
+                    .iter()
+                    .find(|f| f.package == u.package)
+                    .and_then(|f| f.to.clone())
+                    .unwrap_or_else(|| u.to.clone());
+                format!("{} ({} {to})", self.title, u.package)
+            }
+            _ => self.title.clone(),
+        }
+    }
+}
+
 /// What building a branch came to.
 pub enum Built {
-    Ready(Box<Workspace>, NewCommit),
+    /// Committed, verified and tested: the facts are what the lock files show.
+    Ready(Box<Workspace>, NewCommit, Box<changes::Verdict>),
     NoChanges,
     CommandFailed(String),
+    /// The lock files do not show what the plan declared, or show what it did not.
+    Unverified(Stop),
     TestsFailed(String),
 }
 
@@ -32,6 +58,7 @@ pub enum Outcome {
     NoChanges,
     Refused(Stop),
     CommandFailed(String),
+    Unverified(Stop),
     TestsFailed(String),
 }
 
@@ -40,6 +67,7 @@ pub fn batch<'p>(a: &'p CreateMr, commands: &'p [CommandMatch]) -> Unit<'p> {
     Unit {
         branch: a.branch.clone(),
         title: a.title.clone(),
+        split: false,
         updates: a.updates.iter().collect(),
         commands: commands.iter().collect(),
     }
@@ -55,7 +83,8 @@ pub fn split<'p>(a: &'p CreateMr, commands: &'p [CommandMatch]) -> Vec<Unit<'p>>
         .zip(branches)
         .map(|(u, branch)| Unit {
             branch,
-            title: format!("{} ({} {})", a.title, u.package, u.to),
+            title: a.title.clone(),
+            split: true,
             updates: vec![u],
             commands: commands
                 .iter()
@@ -71,20 +100,49 @@ pub fn branch_updates(
     branch: &str,
     pull_request: Option<u64>,
     test: Verdict,
+    report: &ActionReport,
 ) -> Vec<UpdateReport> {
     updates
         .iter()
-        .map(|u| UpdateReport {
-            package: u.package.clone(),
-            from: u.from.clone(),
-            to: u.to.clone(),
-            update_type: u.update_type,
-            branch: Some(branch.to_string()),
-            landed: pull_request.is_some(),
-            pull_request,
-            test,
-        })
+        .map(|u| update_report(u, Some(branch), pull_request, test, report))
         .collect()
+}
+
+/// One update's fate; `from` and `to` are what the lock files of `branch` show, once it was built.
+fn update_report(
+    u: &Update,
+    branch: Option<&str>,
+    pull_request: Option<u64>,
+    test: Verdict,
+    report: &ActionReport,
+) -> UpdateReport {
+    let fact = branch.and_then(|b| {
+        report
+            .changes
+            .iter()
+            .rev()
+            .find(|c| c.branch == b)
+            .and_then(|c| c.update(&u.package))
+    });
+    let (from, to) = match fact {
+        Some(f) => (
+            f.from.clone().unwrap_or_else(|| "none".into()),
+            f.to.clone().unwrap_or_else(|| "none".into()),
+        ),
+        None => (u.from.clone(), u.to.clone()),
+    };
+    UpdateReport {
+        declared_from: (from != u.from).then(|| u.from.clone()),
+        declared_to: (to != u.to).then(|| u.to.clone()),
+        package: u.package.clone(),
+        from,
+        to,
+        update_type: u.update_type,
+        branch: branch.map(String::from),
+        landed: pull_request.is_some(),
+        pull_request,
+        test,
+    }
 }
 
 /// The fate of each declared update: the last unit that carried it decides.
@@ -101,23 +159,12 @@ pub fn update_reports(
                 .rev()
                 .find(|(unit, _)| unit.updates.iter().any(|x| std::ptr::eq(*x, u)));
             let (branch, pull_request) = match last {
-                Some((unit, Outcome::Landed(pr))) => (Some(unit.branch.clone()), Some(pr.number)),
-                Some((unit, _)) => (Some(unit.branch.clone()), None),
+                Some((unit, Outcome::Landed(pr))) => (Some(unit.branch.as_str()), Some(pr.number)),
+                Some((unit, _)) => (Some(unit.branch.as_str()), None),
                 None => (None, None),
             };
-            let test = branch
-                .as_deref()
-                .map_or(Verdict::NotRun, |b| last_verdict(report, b));
-            UpdateReport {
-                package: u.package.clone(),
-                from: u.from.clone(),
-                to: u.to.clone(),
-                update_type: u.update_type,
-                branch,
-                landed: pull_request.is_some(),
-                pull_request,
-                test,
-            }
+            let test = branch.map_or(Verdict::NotRun, |b| last_verdict(report, b));
+            update_report(u, branch, pull_request, test, report)
         })
         .collect()
 }
@@ -141,6 +188,7 @@ fn last_verdict(report: &ActionReport, branch: &str) -> Verdict {
 pub fn batch_failure(outcome: &Outcome) -> &'static str {
     match outcome {
         Outcome::CommandFailed(_) => "a command failed on the batch",
+        Outcome::Unverified(_) => "the batch's lock files do not show what it declared",
         _ => "the batch failed its tests",
     }
 }
@@ -184,7 +232,9 @@ fn describe(outcome: &Outcome) -> (Option<Status>, String) {
         ),
         Outcome::DryRun(what) => (None, format!("dry run: {what}")),
         Outcome::NoChanges => (None, "no changes".to_string()),
-        Outcome::Refused(stop) => (Some(stop.status), stop.reason.clone()),
+        Outcome::Refused(stop) | Outcome::Unverified(stop) => {
+            (Some(stop.status), stop.reason.clone())
+        }
         Outcome::CommandFailed(why) => (Some(Status::Failed), why.clone()),
         Outcome::TestsFailed(why) => (Some(Status::Failed), format!("{why}; no PR")),
     }

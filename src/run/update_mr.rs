@@ -20,7 +20,7 @@ impl<'a> Engine<'a> {
     ) -> Done {
         report.branch = Some(a.branch.clone());
         // Whatever stops the action, its updates are accounted for.
-        report.updates = branch_updates(&a.updates, &a.branch, None, Verdict::NotRun);
+        report.updates = branch_updates(&a.updates, &a.branch, None, Verdict::NotRun, report);
         let pr = self.owned_pull_request(a.mr_id).await?;
         if pr.head != a.branch {
             return Err(Stop::denied(format!(
@@ -47,6 +47,7 @@ impl<'a> Engine<'a> {
         let unit = Unit {
             branch: a.branch.clone(),
             title: pr.title.clone(),
+            split: false,
             updates: a.updates.iter().collect(),
             commands: recipe.commands.iter().collect(),
         };
@@ -57,9 +58,9 @@ impl<'a> Engine<'a> {
             Built::TestsFailed(_) => Verdict::Failed,
             _ => Verdict::NotRun,
         };
-        let result = self.land_update(a, recipe, &unit, pr, built, report).await;
+        let result = self.land_update(a, recipe, pr, built, report).await;
         let landed_pr = report.pull_requests.first().map(|p| p.number);
-        report.updates = branch_updates(&a.updates, &a.branch, landed_pr, verdict);
+        report.updates = branch_updates(&a.updates, &a.branch, landed_pr, verdict, report);
         result
     }
 
@@ -68,13 +69,13 @@ impl<'a> Engine<'a> {
         &mut self,
         a: &'a UpdateMr,
         recipe: &'a Recipe,
-        unit: &Unit<'a>,
         pr: PullRequest,
         built: Built,
         report: &mut ActionReport,
     ) -> Done {
-        let (workspace, commit) = match built {
-            Built::Ready(workspace, commit) => (workspace, commit),
+        let (workspace, commit, facts) = match built {
+            Built::Ready(workspace, commit, facts) => (workspace, commit, facts),
+            Built::Unverified(stop) => return Err(stop),
             Built::NoChanges => {
                 return Err(Stop::skipped(format!(
                     "the commands change nothing on top of {}: the updates are already there",
@@ -102,7 +103,7 @@ impl<'a> Engine<'a> {
         let body = a.description.as_deref().map(|description| {
             PrBody {
                 description,
-                updates: &unit.updates,
+                facts: &facts,
                 test_command: &recipe.test.text,
                 working_dir: a.working_dir.as_deref(),
                 branch: &a.branch,

@@ -24,6 +24,13 @@ pub fn check(
     out: &mut Vec<Finding>,
 ) -> Matched {
     let updates = &view.updates;
+    if view.complete && updates.is_empty() {
+        out.push(Finding::error(
+            at.key("updates"),
+            Code::UpdatesEmpty,
+            "no updates: declare each dependency this action updates (package, from, to, update_type); Quartermaster publishes only changes it can check against what was declared",
+        ));
+    }
     if updates.len() > MAX_UPDATES {
         out.push(Finding::error(
             at.key("updates"),

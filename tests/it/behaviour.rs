@@ -89,7 +89,12 @@ fn batch_green_opens_one_pr(backend: Backend) {
     assert_eq!(pulls[0]["base"], "main");
     let body = pulls[0]["body"].as_str().unwrap();
     assert!(body.starts_with("Patch releases."));
-    assert!(body.contains("| `greeting` | `1.0.0` → `1.0.1` | patch |"));
+    assert!(
+        body.contains(
+            "| [`greeting`](https://crates.io/crates/greeting/1.0.1) | `1.0.0` → `1.0.1` | patch |"
+        ),
+        "{body}"
+    );
     assert!(body.contains("<!-- quartermaster:pr:"));
     assert!(
         run.summary

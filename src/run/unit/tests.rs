@@ -54,7 +54,10 @@ fn splits_keep_the_commands_of_their_package_and_the_shared_ones() {
     assert_eq!(names, ["quartermaster/deps--x-a", "quartermaster/deps--b"]);
     let texts: Vec<&str> = units[1].commands.iter().map(|c| c.text.as_str()).collect();
     assert_eq!(texts, ["bump b", "bump -"]);
-    assert_eq!(units[0].title, "Bump (@x/a 2)");
+    assert_eq!(
+        units[0].title_from(&changes::Verdict::default()),
+        "Bump (@x/a 2)"
+    );
     assert_eq!(batch(&a, &commands).commands.len(), 3);
 }
 

@@ -1,0 +1,131 @@
+//! cargo: `Cargo.toml` (read with `toml`) and `Cargo.lock` (read with `cargo-lock`).
+
+use super::read::{Place, guarded};
+use super::{ChangesError, EcosystemSnapshot, LockedPackage, Manifest, Source, manifest};
+use serde_json::Value;
+use std::collections::{BTreeMap, HashSet};
+
+/// Dependency tables; `[workspace.dependencies]` is where inherited versions live.
+const TABLES: [&str; 7] = [
+    "dependencies",
+    "dev-dependencies",
+    "build-dependencies",
+    "target.*.dependencies",
+    "target.*.dev-dependencies",
+    "target.*.build-dependencies",
+    "workspace.dependencies",
+];
+
+pub(crate) fn snapshot(place: &Place) -> Result<EcosystemSnapshot, ChangesError> {
+    let (file, text) = place.manifest("cargo", "Cargo.toml")?;
+    let mut manifests = vec![cargo_toml(&file, &text)?];
+    let (dir, name) = place
+        .find_up(&["Cargo.lock"])
+        .ok_or_else(|| place.missing_lock("cargo", "Cargo.lock"))?;
+    if dir != place.working_dir() {
+        let root = dir.join("Cargo.toml");
+        if let Some(text) = place.read_optional(&root)? {
+            manifests.push(cargo_toml(&place.rel(&root), &text)?);
+        }
+    }
+    let path = dir.join(name);
+    let lock_file = place.rel(&path);
+    let package = manifests[0].fields.get("package.name").cloned();
+    let packages = parse_lock(
+        &lock_file,
+        &place.read(&path)?,
+        package.as_deref(),
+        &manifests[0],
+    )?;
+    Ok(EcosystemSnapshot {
+        lock_file: Some(lock_file),
+        packages,
+        manifests,
+    })
+}
+
+pub(crate) fn cargo_toml(file: &str, text: &str) -> Result<Manifest, ChangesError> {
+    Manifest::from_value(file, manifest::toml_to_json(file, text)?, &TABLES, entries)
+}
+
+/// A dependency table; a renamed entry (`alias = { package = "real" }`) is keyed by the real
+/// name, which is what the lock file holds.
+fn entries(value: Value) -> Result<BTreeMap<String, String>, String> {
+    let Value::Object(table) = value else {
+        return Err("expected a table of dependencies".to_string());
+    };
+    Ok(table
+        .into_iter()
+        .map(|(key, spec)| {
+            let name = spec
+                .get("package")
+                .and_then(Value::as_str)
+                .map_or(key, str::to_string);
+            (name, manifest::canonical(&spec))
+        })
+        .collect())
+}
+
+/// The locked packages. The direct copies are those the lock lists as dependencies of the
+/// working directory's package (exact when a name has several versions); for a virtual
+/// workspace manifest, every copy of a name the manifest declares.
+pub(crate) fn parse_lock(
+    file: &str,
+    text: &str,
+    package: Option<&str>,
+    manifest: &Manifest,
+) -> Result<Vec<LockedPackage>, ChangesError> {
+    let lock = guarded(file, || {
+        text.parse::<cargo_lock::Lockfile>().map_err(|e| {
+            let message = e.to_string();
+            ChangesError::parse(file, line_in(&message), message)
+        })
+    })?;
+    let own = package.and_then(|name| {
+        lock.packages
+            .iter()
+            .find(|p| p.name.as_str() == name && p.source.is_none())
+    });
+    let direct: HashSet<(String, String)> = match own {
+        Some(own) => own
+            .dependencies
+            .iter()
+            .map(|d| (d.name.to_string(), d.version.to_string()))
+            .collect(),
+        None => {
+            let names: HashSet<&str> = manifest.names().collect();
+            lock.packages
+                .iter()
+                .filter(|p| names.contains(p.name.as_str()))
+                .map(|p| (p.name.to_string(), p.version.to_string()))
+                .collect()
+        }
+    };
+    Ok(lock
+        .packages
+        .iter()
+        .map(|p| {
+            let (name, version) = (p.name.to_string(), p.version.to_string());
+            LockedPackage {
+                source: match &p.source {
+                    None => Source::Path(name.clone()),
+                    Some(s) if s.is_git() => Source::Git(s.to_string()),
+                    Some(s) => Source::Registry(s.to_string()),
+                },
+                integrity: p.checksum.as_ref().map(ToString::to_string),
+                direct: direct.contains(&(name.clone(), version.clone())),
+                name,
+                version,
+            }
+        })
+        .collect())
+}
+
+/// `cargo-lock` passes TOML's message through, which says `at line N`.
+fn line_in(message: &str) -> Option<usize> {
+    let rest = &message[message.find("line ")? + "line ".len()..];
+    rest.split(|c: char| !c.is_ascii_digit())
+        .next()?
+        .parse()
+        .ok()
+}

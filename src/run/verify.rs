@@ -1,0 +1,87 @@
+//! Facts, not claims: what a unit's commands really changed, read from the lock files and
+//! manifests before and after them and checked against the updates the plan declared. A unit is
+//! only published as what its lock files show.
+
+use super::Engine;
+use super::stop::Stop;
+use super::unit::Unit;
+use crate::changes::{self, Code, Declared, Snapshot, Verdict};
+use crate::git::Workspace;
+use std::collections::BTreeSet;
+use std::path::Path;
+
+impl Engine<'_> {
+    /// The dependency state of the working directory, for the ecosystems of the unit's commands.
+    pub(super) fn snapshot(
+        &self,
+        unit: &Unit<'_>,
+        workspace: &Workspace,
+        dir: &Path,
+    ) -> Result<Snapshot, Stop> {
+        let ecosystems: BTreeSet<&str> =
+            unit.commands.iter().map(|m| m.ecosystem.as_str()).collect();
+        let ecosystems: Vec<&str> = ecosystems.into_iter().collect();
+        let root = workspace
+            .root()
+            .canonicalize()
+            .map_err(|e| Stop::failed(format!("reading the workspace: {e}")))?;
+        changes::snapshot(&root, dir, &ecosystems).map_err(|e| {
+            Stop::failed(format!(
+                "{}: cannot verify what the commands changed: {e}",
+                Code::ChangeUnreadable
+            ))
+        })
+    }
+
+    /// What changed between `before` and now, checked against the unit's declared updates.
+    pub(super) fn verify(
+        &self,
+        unit: &Unit<'_>,
+        before: &Snapshot,
+        workspace: &Workspace,
+        dir: &Path,
+    ) -> Result<Verdict, Stop> {
+        let after = self.snapshot(unit, workspace, dir)?;
+        let declared: Vec<Declared> = unit
+            .updates
+            .iter()
+            .map(|u| Declared {
+                package: u.package.clone(),
+                from: u.from.clone(),
+                to: u.to.clone(),
+                update_type: u.update_type,
+            })
+            .collect();
+        let verdict = changes::check(
+            &changes::diff(before, &after),
+            &declared,
+            &self.settings.registry_hosts,
+        );
+        for finding in verdict.findings.iter().filter(|f| !f.blocking) {
+            self.progress
+                .step(&format!("note [{}]: {}", finding.code, finding.message));
+        }
+        Ok(verdict)
+    }
+}
+
+/// The refusal a verdict's blocking findings make, if any: `denied` when the commands did
+/// something the plan did not declare, `failed` when a declared update did not land where it
+/// said.
+pub fn refusal(verdict: &Verdict) -> Option<Stop> {
+    let blocking: Vec<_> = verdict.findings.iter().filter(|f| f.blocking).collect();
+    if blocking.is_empty() {
+        return None;
+    }
+    let reason = blocking
+        .iter()
+        .map(|f| format!("[{}] {}", f.code, f.message))
+        .collect::<Vec<_>>()
+        .join("; ");
+    let only_unreached = blocking.iter().all(|f| f.code == Code::UpdateNotReached);
+    Some(if only_unreached {
+        Stop::failed(reason)
+    } else {
+        Stop::denied(format!("{reason}; nothing was pushed"))
+    })
+}

@@ -1,0 +1,78 @@
+//! What a PR states comes from the lock files, never from the plan's claims.
+
+use crate::common::*;
+use serde_json::json;
+
+/// `greeting = "=1.0.0"`: `cargo update -p greeting` exits 0 and moves nothing, while the batch's
+/// other update does move. The batch is not published as if greeting had reached 1.0.1.
+#[test]
+fn an_update_held_back_by_a_pin_stops_the_batch() {
+    let f = Fixture::new();
+    let manifest = f
+        .show("main", "Cargo.toml")
+        .replace("greeting = \"1.0\"", "greeting = \"=1.0.0\"");
+    f.commit_file("main", "Cargo.toml", &manifest);
+    let mut action = create_mr("quartermaster/cargo", &[greeting(), farewell()], "batch");
+    action["commands"] = json!(["cargo update -p greeting", "cargo update -p farewell"]);
+    let run = f.run(&plan(vec![action]), &[]);
+    assert_eq!(run.code, 1, "{}", run.said());
+    assert_eq!(run.status(0), "failed");
+    assert_eq!(
+        run.reason(0),
+        "[update.not_reached] `greeting` stayed at 1.0.0 in Cargo.lock: the commands did not update it, so it did not reach 1.0.1 (a requirement such as an `=` pin or a range may hold it back); drop the update from the unit or change what holds it"
+    );
+    let changes = &run.action(0)["changes"][0];
+    assert_eq!(changes["direct"][0]["package"], "farewell");
+    assert_eq!(changes["direct"][0]["to"], "2.0.1");
+    assert_eq!(changes["findings"][0]["code"], "update.not_reached");
+    assert!(
+        run.action(0)["test"].is_null(),
+        "nothing unverified is tested"
+    );
+    assert!(f.pulls().is_empty());
+    assert_eq!(f.branches().len(), 1, "nothing pushed");
+}
+
+/// The plan says greeting was at 0.9.0; the base locks 1.0.0. The PR, the commit and the report's
+/// `from` say 1.0.0; the plan's claim is kept in the report only.
+#[test]
+fn a_false_from_never_reaches_the_pr() {
+    let f = Fixture::new();
+    let mut update = greeting();
+    update["from"] = json!("0.9.0");
+    let run = f.run(
+        &plan(vec![create_mr("quartermaster/cargo", &[update], "batch")]),
+        &[],
+    );
+    assert_eq!(run.code, 0, "{}", run.said());
+    let body = f.pulls()[0]["body"].as_str().unwrap().to_string();
+    assert!(body.contains("| `1.0.0` → `1.0.1` | patch |"), "{body}");
+    assert!(!body.contains("0.9.0"), "{body}");
+    let message = sh(&f.remote, "git log -1 --format=%B quartermaster/cargo");
+    assert!(message.contains("- greeting: 1.0.0 -> 1.0.1"), "{message}");
+    assert!(!message.contains("0.9.0"), "{message}");
+    let reported = &run.action(0)["updates"][0];
+    assert_eq!(reported["from"], "1.0.0");
+    assert_eq!(reported["declared_from"], "0.9.0");
+    assert!(reported.get("declared_to").is_none());
+    assert!(
+        run.stderr.contains("note [update.from_mismatch]"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_change_that_declares_no_update_is_refused() {
+    let f = Fixture::new();
+    let mut action = create_mr("quartermaster/cargo", &[], "batch");
+    action["commands"] = json!(["cargo update -p greeting"]);
+    let path = f.write_plan(&plan(vec![action]));
+    let out = f.qm().arg("validate").arg(&path).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("error[updates.empty] /actions/0/updates: no updates: declare each dependency this action updates"),
+        "{text}"
+    );
+}
