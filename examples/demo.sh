@@ -141,11 +141,15 @@ EOF
 
 echo "== quartermaster run (local forge, no network) =="
 set +e
+# Commands run sandboxed, each branch with a fresh cargo home: the registry's configuration is
+# handed in with --tool-config, and its directory is one commands may read.
 "$bin" run \
     --plan "$out/plan.json" \
     --checkout "$out/checkout" \
     --forge local \
     --forge-dir "$out/forge" \
+    --tool-config "cargo=$CARGO_HOME/config.toml" \
+    --expose-dir "$out/registry" \
     --report "$out/report.json" \
     --summary "$out/summary.md"
 status=$?

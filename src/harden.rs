@@ -11,20 +11,27 @@ pub type GuardSlot = Arc<Mutex<Option<CredentialGuard>>>;
 /// Hardens the process for a run. The returned directory (the empty place libgit2 looks for user
 /// configuration) must live as long as the run.
 pub fn process(guard: GuardSlot) -> Result<tempfile::TempDir, ConfigError> {
-    // Children run as the same user; a non-dumpable process keeps them out of /proc/<pid>/environ
-    // and memory, where the token lives.
+    // Where children share Quartermaster's user (namespaces, or no sandbox), a non-dumpable
+    // process keeps them out of /proc/<pid>/environ and memory, where the token lives.
     let _ = nix::sys::prctl::set_dumpable(false);
-    if let Err(e) = crate::process::become_subreaper() {
-        tracing::warn!(
-            "cannot become a child subreaper; daemons a command starts may outlive it: {e}"
-        );
-    }
     exit_on_signals(guard).map_err(|e| ConfigError::new(format!("signal handlers: {e}")))?;
     let empty =
         tempfile::tempdir().map_err(|e| ConfigError::new(format!("temporary directory: {e}")))?;
     crate::git::isolate_from_user_config(empty.path())
         .map_err(|e| ConfigError::new(e.to_string()))?;
     Ok(empty)
+}
+
+/// Quartermaster's private directory for a run (the mirror, workspaces' git directories):
+/// readable by its own user only, and hidden from commands by the sandbox.
+pub fn scratch() -> Result<tempfile::TempDir, ConfigError> {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::Builder::new()
+        .prefix("quartermaster-")
+        .permissions(std::fs::Permissions::from_mode(0o700))
+        .tempdir()
+        .map_err(|e| ConfigError::new(format!("temporary directory: {e}")))?;
+    Ok(dir)
 }
 
 /// The mutex's value, even if a thread panicked holding it (the guard must be restorable).
@@ -44,7 +51,7 @@ fn exit_on_signals(guard: GuardSlot) -> std::io::Result<()> {
             // Held until exit: the main thread, done with its actions, waits here instead of
             // finishing the run as if nothing happened.
             let mut guard = lock(&guard);
-            crate::process::interrupt();
+            crate::sandbox::interrupt();
             if let Some(guard) = guard.as_mut() {
                 guard.restore();
             }

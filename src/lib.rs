@@ -21,4 +21,5 @@ pub mod plan;
 pub mod process;
 pub mod report;
 pub mod run;
+pub mod sandbox;
 pub mod validate;

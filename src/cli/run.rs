@@ -5,17 +5,24 @@ use super::fail;
 use super::validate::{load_mission, read_plan};
 use crate::ci::github;
 use crate::ci::progress::Progress;
-use crate::config::{CiEnv, Inputs, RunConfig, env_vars};
+use crate::config::{CiEnv, ConfigError, Inputs, RunConfig, env_vars};
 use crate::report::RunReport;
+use crate::sandbox;
+use secrecy::ExposeSecret;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 pub fn command(flags: Inputs) -> ExitCode {
+    let tokens = match take_tokens() {
+        Ok(tokens) => tokens,
+        Err(e) => return fail(&e),
+    };
     init_logging();
-    let config = match Inputs::from_env().and_then(|env| {
+    let vars = || std::env::vars().chain(tokens.iter().cloned());
+    let config = match Inputs::from_vars(vars()).and_then(|env| {
         let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-        RunConfig::resolve(flags.combine(env), CiEnv::from_env(), cwd)
+        RunConfig::resolve(flags.combine(env), CiEnv::from_vars(vars()), cwd)
     }) {
         Ok(c) => c,
         Err(e) => return fail(&e),
@@ -33,6 +40,12 @@ pub fn command(flags: Inputs) -> ExitCode {
     } else {
         Progress::stderr()
     };
+    if let Some(token) = &config.token
+        && let Some(warning) = sandbox::parent_env(token.expose_secret()).warning()
+    {
+        eprintln!("warning: {warning}");
+        progress.command(&github::warning(&warning));
+    }
     let report = crate::app::run(&config, &mission, &bytes, &progress);
     let written = write_outputs(&config, &report, &progress);
     ExitCode::from(if written {
@@ -68,6 +81,24 @@ fn write_outputs(config: &RunConfig, report: &RunReport, progress: &Progress) ->
         let _ = std::io::stdout().write_all(markdown.as_bytes());
     }
     written
+}
+
+/// Takes the token variables out of the environment, and every other variable holding one of
+/// their values, before any thread starts: children, and anything reading
+/// `/proc/<pid>/environ`, find none of them. Returns them for the configuration.
+fn take_tokens() -> Result<Vec<(String, String)>, ConfigError> {
+    let setup = |e: sandbox::SandboxError| ConfigError::new(format!("token hygiene: {e}"));
+    let mut taken = Vec::new();
+    for name in env_vars::TAKEN_AT_START {
+        if let Some(value) = sandbox::take_env(name).map_err(setup)? {
+            taken.push((name.to_string(), value.to_string_lossy().into_owned()));
+        }
+    }
+    // A short value would match unrelated variables; real tokens are long.
+    for (_, value) in taken.iter().filter(|(_, v)| v.len() >= 8) {
+        sandbox::wipe_value(value).map_err(setup)?;
+    }
+    Ok(taken)
 }
 
 fn init_logging() {

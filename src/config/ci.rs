@@ -46,7 +46,12 @@ fn set<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
 
 impl CiEnv {
     pub fn from_env() -> Self {
-        envy::from_env().unwrap_or_default()
+        Self::from_vars(std::env::vars())
+    }
+
+    /// The CI variables among `vars`.
+    pub fn from_vars(vars: impl IntoIterator<Item = (String, String)>) -> Self {
+        envy::from_iter(vars).unwrap_or_default()
     }
 
     pub fn on_github(&self) -> bool {

@@ -22,6 +22,16 @@ pub const TOKEN_VARIABLES: &[&str] = &[
     "CI_REGISTRY_PASSWORD",
 ];
 
+/// Variables a token may arrive in, which `run` takes out of its environment (and out of the
+/// initial environment block `/proc/<pid>/environ` shows) before anything else happens.
+pub const TAKEN_AT_START: &[&str] = &[
+    "QM_TOKEN",
+    "GITHUB_TOKEN",
+    "GITLAB_TOKEN",
+    "CI_JOB_TOKEN",
+    "INPUT_TOKEN",
+];
+
 /// The `QM_*` variable of a `run` flag: `dry-run` is `QM_DRY_RUN`.
 pub fn of_flag(flag: &str) -> String {
     format!("{PREFIX}{}", flag.replace('-', "_").to_ascii_uppercase())

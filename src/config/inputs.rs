@@ -91,6 +91,29 @@ pub struct Inputs {
     #[arg(long = "registry-host", value_name = "HOST")]
     #[serde(deserialize_with = "list")]
     pub registry_hosts: Vec<String>,
+    /// How commands are contained: auto (the strongest available), uid (root: a dedicated user
+    /// per slot), namespaces (user, mount and PID namespaces) or none [env: QM_ISOLATION; default:
+    /// auto].
+    #[arg(long, value_name = "LEVEL")]
+    #[serde(deserialize_with = "set")]
+    pub isolation: Option<String>,
+    /// First uid of the sandbox users, one per concurrent slot, when Quartermaster runs as root
+    /// [env: QM_SANDBOX_UID_BASE; default: 60900].
+    #[arg(long, value_name = "UID")]
+    #[serde(deserialize_with = "set")]
+    pub sandbox_uid_base: Option<String>,
+    /// A tool configuration copied read-only into every unit's fresh HOME, `TOOL=PATH`
+    /// (repeatable; npmrc, yarnrc, yarnrc-yml, pnpm, cargo, pip, uv, poetry, go, bundle, gemrc)
+    /// [env: QM_TOOL_CONFIG, comma-separated].
+    #[arg(long = "tool-config", value_name = "TOOL=PATH")]
+    #[serde(deserialize_with = "list")]
+    pub tool_config: Vec<String>,
+    /// A directory commands may read although it sits where the sandbox hides or replaces
+    /// things (under HOME or /tmp): an on-disk registry or mirror (repeatable) [env:
+    /// QM_EXPOSE_DIRS, comma-separated].
+    #[arg(long = "expose-dir", value_name = "DIR")]
+    #[serde(deserialize_with = "list")]
+    pub expose_dirs: Vec<PathBuf>,
     /// Open PRs/MRs as drafts [env: QM_DRAFT].
     #[arg(long, num_args = 0, default_missing_value = "true")]
     #[serde(deserialize_with = "set")]
@@ -127,13 +150,13 @@ fn set<'de, D: Deserializer<'de>, T: From<String>>(d: D) -> Result<Option<T>, D:
 }
 
 /// A list variable: names separated by commas, spaces or line breaks.
-fn list<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+fn list<'de, D: Deserializer<'de>, T: From<String>>(d: D) -> Result<Vec<T>, D::Error> {
     Ok(Option::<String>::deserialize(d)?
         .map(|v| {
             v.split([',', '\n', ' '])
                 .map(str::trim)
                 .filter(|s| !s.is_empty())
-                .map(String::from)
+                .map(|s| T::from(s.to_string()))
                 .collect()
         })
         .unwrap_or_default())
@@ -160,6 +183,10 @@ impl Inputs {
         extra_env.extend(fallback.extra_env);
         let mut registry_hosts = self.registry_hosts;
         registry_hosts.extend(fallback.registry_hosts);
+        let mut tool_config = self.tool_config;
+        tool_config.extend(fallback.tool_config);
+        let mut expose_dirs = self.expose_dirs;
+        expose_dirs.extend(fallback.expose_dirs);
         Inputs {
             plan: self.plan.or(fallback.plan),
             checkout: self.checkout.or(fallback.checkout),
@@ -177,6 +204,10 @@ impl Inputs {
             git_author: self.git_author.or(fallback.git_author),
             extra_env,
             registry_hosts,
+            isolation: self.isolation.or(fallback.isolation),
+            sandbox_uid_base: self.sandbox_uid_base.or(fallback.sandbox_uid_base),
+            tool_config,
+            expose_dirs,
             draft: self.draft.or(fallback.draft),
             allow_mentions: self.allow_mentions.or(fallback.allow_mentions),
             forge_write_interval: self.forge_write_interval.or(fallback.forge_write_interval),

@@ -15,6 +15,7 @@ pub use values::parse_duration;
 
 use crate::forge::ForgeKind;
 use crate::git::Identity;
+use crate::sandbox::{DEFAULT_UID_BASE, Isolation, Seed};
 use secrecy::SecretString;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -43,6 +44,14 @@ pub struct RunConfig {
     pub extra_env: Vec<String>,
     /// Registry hosts lock files may resolve from, besides those the base already uses.
     pub registry_hosts: Vec<String>,
+    /// How commands are contained.
+    pub isolation: Isolation,
+    /// The first sandbox uid (root only).
+    pub sandbox_uid_base: u32,
+    /// Tool configurations every unit's HOME is seeded with.
+    pub tool_configs: Vec<Seed>,
+    /// Directories commands may read where the sandbox would hide them.
+    pub expose_dirs: Vec<PathBuf>,
     pub draft: bool,
     pub allow_mentions: bool,
     /// Minimum time between two write requests to the forge's API.
@@ -102,6 +111,19 @@ impl RunConfig {
             token_source,
             extra_env,
             registry_hosts: inputs.registry_hosts.clone(),
+            isolation: parsed(inputs.isolation.as_deref().unwrap_or("auto"))?,
+            sandbox_uid_base: match inputs.sandbox_uid_base.as_deref() {
+                Some(v) => v.parse().map_err(|_| {
+                    ConfigError::new(format!("--sandbox-uid-base must be a uid, not `{v}`"))
+                })?,
+                None => DEFAULT_UID_BASE,
+            },
+            expose_dirs: inputs.expose_dirs.clone(),
+            tool_configs: inputs
+                .tool_config
+                .iter()
+                .map(|s| parsed(s))
+                .collect::<Result<_, _>>()?,
             draft: flag("QM_DRAFT", &inputs.draft)?,
             allow_mentions: flag("QM_ALLOW_MENTIONS", &inputs.allow_mentions)?,
             forge_write_interval: duration(
@@ -119,6 +141,15 @@ impl RunConfig {
             ci,
         })
     }
+}
+
+/// A value parsed by its own type, whose error names the problem.
+fn parsed<T: std::str::FromStr<Err = crate::sandbox::SandboxError>>(
+    value: &str,
+) -> Result<T, ConfigError> {
+    value
+        .parse()
+        .map_err(|e: crate::sandbox::SandboxError| ConfigError::new(e.to_string()))
 }
 
 fn checkout(inputs: &Inputs, ci: &CiEnv, cwd: PathBuf) -> PathBuf {

@@ -12,14 +12,18 @@ pub struct Mirror {
     /// See [`fingerprint`]: checked before every connection, since commands run meanwhile;
     /// taken again after Quartermaster's own fetches (a shallow fetch rewrites `shallow`).
     fingerprint: std::cell::RefCell<Vec<u8>>,
+    /// Quartermaster's private directory: the mirror and every workspace's git directory live in
+    /// it, out of reach of the commands.
+    scratch: std::path::PathBuf,
     _dir: tempfile::TempDir,
 }
 
 impl Mirror {
-    pub fn new(remote: RemoteSpec) -> Result<Self> {
+    /// A mirror of `remote` in a new directory inside `scratch`.
+    pub fn new(remote: RemoteSpec, scratch: &std::path::Path) -> Result<Self> {
         let dir = tempfile::Builder::new()
-            .prefix("quartermaster-mirror-")
-            .tempdir()
+            .prefix("mirror-")
+            .tempdir_in(scratch)
             .map_err(io("creating the scratch mirror"))?;
         let repo =
             git2::Repository::init_bare(dir.path()).map_err(git("creating the scratch mirror"))?;
@@ -27,6 +31,7 @@ impl Mirror {
             fingerprint: std::cell::RefCell::new(fingerprint(dir.path())),
             repo,
             remote,
+            scratch: scratch.to_path_buf(),
             _dir: dir,
         })
     }
@@ -139,9 +144,14 @@ impl Mirror {
         }
     }
 
-    /// A fresh workspace with `base` checked out.
-    pub fn workspace(&self, base: git2::Oid) -> Result<Workspace> {
-        Workspace::create(self, base)
+    /// A workspace with `base` checked out into the empty directory `tree`; its git directory is
+    /// private.
+    pub fn workspace(&self, base: git2::Oid, tree: &std::path::Path) -> Result<Workspace> {
+        Workspace::create(self, base, tree)
+    }
+
+    pub(super) fn scratch(&self) -> &std::path::Path {
+        &self.scratch
     }
 
     /// Deletes `branch` on the remote if it still points at `expected`.
@@ -173,7 +183,7 @@ mod tests {
             username: None,
             token: None,
         };
-        let mirror = Mirror::new(spec.clone()).unwrap();
+        let mirror = Mirror::new(spec.clone(), dir.path()).unwrap();
         assert!(mirror.list().is_ok());
         let mut config = git2::Config::open(&mirror.repo.path().join("config")).unwrap();
         config

@@ -24,32 +24,28 @@ pub struct NewCommit {
     pub files: Vec<String>,
 }
 
-/// A throwaway checkout of one commit: files in one temporary directory, the git directory in
-/// another, so commands running among the files find no `.git` to tamper with.
+/// A checkout of one commit whose git directory lives apart from its files, in Quartermaster's
+/// private directory: commands running among the files find no `.git` to tamper with.
 pub struct Workspace {
     repo: git2::Repository,
     base: git2::Oid,
-    tree_dir: tempfile::TempDir,
+    tree: PathBuf,
     git_dir: tempfile::TempDir,
     fingerprint: Vec<u8>,
 }
 
 impl Workspace {
-    pub(super) fn create(mirror: &Mirror, base: git2::Oid) -> Result<Self> {
-        let tree_dir = tempfile::Builder::new()
-            .prefix("quartermaster-ws-")
-            .tempdir()
-            .map_err(io("creating a workspace"))?;
+    pub(super) fn create(mirror: &Mirror, base: git2::Oid, tree: &Path) -> Result<Self> {
         let git_dir = tempfile::Builder::new()
-            .prefix("quartermaster-git-")
-            .tempdir()
+            .prefix("git-")
+            .tempdir_in(mirror.scratch())
             .map_err(io("creating a workspace"))?;
         let mut options = git2::RepositoryInitOptions::new();
-        options.workdir_path(tree_dir.path()).no_dotgit_dir(true);
+        options.workdir_path(tree).no_dotgit_dir(true);
         git2::Repository::init_opts(git_dir.path(), &options)
             .map_err(git("creating a workspace"))?;
         // libgit2 leaves a `.git` link among the files; the point is that there is none.
-        let link = tree_dir.path().join(".git");
+        let link = tree.join(".git");
         if link.exists() {
             std::fs::remove_file(&link).map_err(io("creating a workspace"))?;
         }
@@ -72,7 +68,7 @@ impl Workspace {
         Ok(Self {
             repo,
             base,
-            tree_dir,
+            tree: tree.to_path_buf(),
             git_dir,
             fingerprint,
         })
@@ -80,7 +76,7 @@ impl Workspace {
 
     /// The workspace's files.
     pub fn root(&self) -> &Path {
-        self.tree_dir.path()
+        &self.tree
     }
 
     /// The commit the workspace started from.

@@ -85,7 +85,7 @@ pub struct ProcessRecord {
 }
 
 impl ProcessRecord {
-    pub fn of(outcome: crate::process::Outcome) -> Self {
+    pub fn of(outcome: crate::sandbox::Outcome) -> Self {
         let failed = !outcome.exit.success();
         Self {
             result: outcome.exit.to_string(),
@@ -317,6 +317,14 @@ pub struct ValidationReport {
     pub warnings: Vec<Finding>,
 }
 
+/// The sandbox level a run had, and why stronger ones were not taken.
+#[derive(Debug, Clone, Serialize)]
+pub struct IsolationReport {
+    pub level: crate::sandbox::Level,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub fallbacks: Vec<String>,
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct RunReport {
     pub version: u32,
@@ -339,6 +347,9 @@ pub struct RunReport {
     /// What to do about `error`, when there is advice.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hint: Option<String>,
+    /// How the run's commands were contained (absent when none ran).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub isolation: Option<IsolationReport>,
     pub actions: Vec<ActionReport>,
 }
 
@@ -412,6 +423,7 @@ mod tests {
             exit_code: 0,
             error: None,
             hint: None,
+            isolation: None,
             actions,
         };
         r.conclude(100);

@@ -1,5 +1,7 @@
-//! Building a unit's branch: a fresh workspace at the base, the update commands, a commit of what
-//! they changed (dependency files only), and the test command.
+//! Building a unit's branch: a fresh workspace at the base in the unit's sandbox cell, the update
+//! commands, the verification of what they changed (dependency files only, as declared), a
+//! commit, and the test command. Every command runs in the cell: its own HOME and tool
+//! configuration, out of reach of Quartermaster's files, and nothing outlives it.
 
 use super::Engine;
 use super::project::check_project;
@@ -9,10 +11,10 @@ use super::unit::{Built, Unit};
 use super::verify::refusal;
 use crate::markdown::code;
 use crate::mission::TestCommand;
-use crate::process::{self, Spec};
 use crate::report::{
     ActionReport, ChangeRecord, CommandRecord, ProcessRecord, TestReport, TestRun,
 };
+use crate::sandbox::{Command, Outcome, SandboxError, Unit as Cell, UnitSpec};
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -26,13 +28,18 @@ impl Engine<'_> {
         base: git2::Oid,
         report: &mut ActionReport,
     ) -> Result<Built, Stop> {
-        let workspace = self.git()?.mirror.workspace(base)?;
+        let cell = self
+            .sandbox
+            .unit(UnitSpec::default())
+            .map_err(sandbox_stop)?;
+        let workspace = self.git()?.mirror.workspace(base, cell.work_dir())?;
+        cell.grant(workspace.root()).map_err(sandbox_stop)?;
         let dir = workspace.dir(working_dir)?;
         check_project(unit, test, &dir, working_dir)?;
         self.progress
             .step(&format!("{}: workspace at {}", unit.branch, short(base)));
         let before = self.snapshot(unit, &workspace, &dir)?;
-        if let Some(why) = self.run_commands(unit, &dir, report) {
+        if let Some(why) = self.run_commands(&cell, unit, &dir, report)? {
             return Ok(Built::CommandFailed(why));
         }
         let Some(staged) = workspace.stage()? else {
@@ -57,31 +64,34 @@ impl Engine<'_> {
             commit.files.len(),
             if commit.files.len() == 1 { "" } else { "s" }
         ));
-        match self.run_tests(unit, test, &dir, report) {
+        match self.run_tests(&cell, unit, test, &dir, report)? {
             None => Ok(Built::Ready(Box::new(workspace), commit, Box::new(facts))),
             Some(why) => Ok(Built::TestsFailed(why)),
         }
     }
 
-    fn spec<'s>(&'s self, argv: &'s [String], dir: &'s Path) -> Spec<'s> {
-        Spec {
+    /// Runs `argv` in the cell.
+    fn execute(&self, cell: &Cell<'_>, argv: &[String], dir: &Path) -> Result<Outcome, Stop> {
+        cell.run(&Command {
             argv,
             cwd: dir,
             env: &self.settings.child_env,
             timeout: self.settings.command_timeout,
             secrets: &self.settings.secrets,
-        }
+        })
+        .map_err(sandbox_stop)
     }
 
     /// Runs the update commands in order; why the first that failed did.
     fn run_commands(
         &self,
+        cell: &Cell<'_>,
         unit: &Unit<'_>,
         dir: &Path,
         report: &mut ActionReport,
-    ) -> Option<String> {
+    ) -> Result<Option<String>, Stop> {
         for command in &unit.commands {
-            let outcome = process::run(&self.spec(&command.argv, dir));
+            let outcome = self.execute(cell, &command.argv, dir)?;
             let ok = outcome.exit.success();
             self.progress.step(&format!(
                 "$ {}  ({}, {:.1}s)",
@@ -101,10 +111,10 @@ impl Engine<'_> {
                 process,
             });
             if failed.is_some() {
-                return failed;
+                return Ok(failed);
             }
         }
-        None
+        Ok(None)
     }
 
     /// Only the dependency files of the commands' ecosystems may change.
@@ -139,12 +149,13 @@ impl Engine<'_> {
     /// Runs the test command and records the run; why it failed, if it did.
     fn run_tests(
         &self,
+        cell: &Cell<'_>,
         unit: &Unit<'_>,
         test: &TestCommand,
         dir: &Path,
         report: &mut ActionReport,
-    ) -> Option<String> {
-        let outcome = process::run(&self.spec(&test.argv, dir));
+    ) -> Result<Option<String>, Stop> {
+        let outcome = self.execute(cell, &test.argv, dir)?;
         let passed = outcome.exit.success();
         self.progress.step(&format!(
             "$ {}  ({}, {:.1}s) {}",
@@ -174,6 +185,20 @@ impl Engine<'_> {
                 passed,
                 process: ProcessRecord::of(outcome),
             });
-        failed
+        Ok(failed)
+    }
+}
+
+/// A sandbox that could not run a command, or a command that reached for what the sandbox
+/// protects, stops the unit: nothing it touched is published.
+fn sandbox_stop(e: SandboxError) -> Stop {
+    match e {
+        SandboxError::FileCommandChanged { .. }
+        | SandboxError::SeedChanged { .. }
+        | SandboxError::Reachable { .. }
+        | SandboxError::Survivors { .. } => {
+            Stop::denied(format!("sandbox: {e}; nothing was pushed"))
+        }
+        _ => Stop::failed(format!("sandbox: {e}")),
     }
 }

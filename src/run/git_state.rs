@@ -30,7 +30,7 @@ impl Engine<'_> {
     fn open_git(&self) -> Result<GitState, Stop> {
         let remote = self.forge.remote();
         self.progress.step(&format!("reading {}", remote.url));
-        let mirror = Mirror::new(remote.clone())?;
+        let mirror = Mirror::new(remote.clone(), &self.settings.scratch)?;
         let heads = mirror.list()?;
         let default = &self.plan.plan().repo_context.default_branch;
         let default_tip = *heads.get(default).ok_or_else(|| {

@@ -33,10 +33,12 @@ use crate::ci::progress::Progress;
 use crate::forge::Forge;
 use crate::git::Identity;
 use crate::report::ActionReport;
+use crate::sandbox::Sandbox;
 use crate::validate::{Step, ValidatedPlan};
 use git_state::GitState;
 use std::collections::BTreeMap;
 use std::ffi::OsString;
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use stop::{Done, Stop};
 
@@ -55,6 +57,9 @@ pub struct Settings {
     pub secrets: Vec<String>,
     /// Registry hosts the operator configured, besides those the base lock files already use.
     pub registry_hosts: Vec<String>,
+    /// Quartermaster's private directory (the mirror, workspaces' git directories), which the
+    /// sandbox keeps out of the commands' reach.
+    pub scratch: PathBuf,
 }
 
 pub struct Engine<'a> {
@@ -62,6 +67,7 @@ pub struct Engine<'a> {
     forge: &'a dyn Forge,
     settings: &'a Settings,
     progress: &'a Progress,
+    sandbox: &'a Sandbox,
     git: Option<Result<GitState, String>>,
 }
 
@@ -71,12 +77,14 @@ impl<'a> Engine<'a> {
         forge: &'a dyn Forge,
         settings: &'a Settings,
         progress: &'a Progress,
+        sandbox: &'a Sandbox,
     ) -> Self {
         Self {
             plan,
             forge,
             settings,
             progress,
+            sandbox,
             git: None,
         }
     }
@@ -127,6 +135,3 @@ impl<'a> Engine<'a> {
         }
     }
 }
-
-#[cfg(test)]
-mod tests;

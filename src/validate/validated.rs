@@ -71,6 +71,19 @@ impl ValidatedPlan {
         &self.files
     }
 
+    /// The programs the plan's commands and tests start, each once.
+    pub fn programs(&self) -> Vec<String> {
+        let mut programs: Vec<String> = self
+            .recipes
+            .values()
+            .flat_map(|r| r.commands.iter().map(|c| &c.argv).chain([&r.test.argv]))
+            .filter_map(|argv| argv.first().cloned())
+            .collect();
+        programs.sort();
+        programs.dedup();
+        programs
+    }
+
     /// The actions in plan order.
     pub fn steps(&self) -> impl Iterator<Item = Step<'_>> {
         self.plan

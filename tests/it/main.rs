@@ -9,6 +9,7 @@ mod common;
 mod conformance;
 mod demo;
 mod docs;
+mod engine;
 mod facts;
 mod github;
 mod gitlab;

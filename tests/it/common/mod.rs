@@ -46,8 +46,31 @@ pub struct Fixture {
     pub remote: PathBuf,
     pub checkout: PathBuf,
     pub forge: PathBuf,
-    /// Where the Makefile's `envdump` target writes what a test command can see.
-    pub dump: PathBuf,
+    /// The first sandbox uid of this fixture's runs (as root).
+    pub uid_base: u32,
+}
+
+/// Live (not zombie) processes whose command line contains `needle`.
+pub fn processes_running(needle: &str) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            cmdline.contains(needle) && !stat.contains(") Z ")
+        })
+        .collect()
+}
+
+/// A sandbox uid base of its own for every fixture.
+pub fn next_uid_base() -> u32 {
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    62_000 + 4 * NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
 }
 
 pub fn sh(dir: &Path, script: &str) -> String {
@@ -83,6 +106,12 @@ impl Fixture {
     /// forge fakes accept.
     pub fn build(backend: Backend, clone_args: &str, token: &str) -> Self {
         let root = tempfile::tempdir().unwrap();
+        // Sandbox users read the registry in here.
+        std::fs::set_permissions(
+            root.path(),
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        )
+        .unwrap();
         let base = root.path().canonicalize().unwrap();
         let remote = match backend {
             Backend::Local => base.join("remote.git"),
@@ -100,12 +129,11 @@ impl Fixture {
             remote,
             checkout: base.join("checkout"),
             forge: base.join("forge"),
-            dump: base.join("dump"),
+            uid_base: next_uid_base(),
             root,
         };
         std::fs::create_dir_all(f.registry.join("index")).unwrap();
         std::fs::create_dir_all(&f.cargo_home).unwrap();
-        std::fs::create_dir_all(&f.dump).unwrap();
         std::fs::write(
             f.cargo_home.join("config.toml"),
             format!(
@@ -157,12 +185,7 @@ impl Fixture {
         std::fs::write(seed.join(".gitignore"), "/target\n").unwrap();
         std::fs::write(
             seed.join("Makefile"),
-            format!(
-                "test:\n\tcargo test\n\ntamper:\n\tfor c in $$TMPDIR/quartermaster-*/config; do echo '[url \"http://127.0.0.1:9/\"]' >> $$c; done\n\tcargo test\n\nrace:\n\tgit --git-dir={remote} update-ref refs/heads/quartermaster/cargo refs/heads/main\n\tcargo test\n\nslow:\n\tsleep 60 & sleep 60\n\nhang:\n\techo $$$$ > {dump}/hang.pid; exec sleep 120\n\ndaemon:\n\tsetsid sh -c 'echo $$$$ > {dump}/daemon.pid; exec sleep 300' > /dev/null 2>&1 < /dev/null &\n\tcargo test\n\nescape:\n\tmkdir -p .github/workflows\n\techo 'on: push' > .github/workflows/release.yml\n\techo '// edited' >> src/lib.rs\n\techo '# edited' >> Cargo.toml\n\ninject:\n\t@echo '::add-mask::everything'\n\t@echo '::error::injected by a test'\n\t@exit 1\n\nenvdump:\n\tprintenv > {dump}/env.txt\n\tcat {gitdir}/config $$(find {gitdir}/modules -name config 2>/dev/null) > {dump}/config.txt\n\tcargo test\n",
-                dump = f.dump.display(),
-                remote = f.remote.display(),
-                gitdir = f.checkout.join(".git").display()
-            ),
+            "test:\n\tcargo test\n\npause:\n\tsleep 3\n\tcargo test\n\nslow:\n\tsleep 60 & sleep 60\n\nhang:\n\texec sleep 1213\n\nescape:\n\tmkdir -p .github/workflows\n\techo 'on: push' > .github/workflows/release.yml\n\techo '// edited' >> src/lib.rs\n\techo '# edited' >> Cargo.toml\n\ninject:\n\t@echo '::add-mask::everything'\n\t@echo '::error::injected by a test'\n\t@exit 1\n",
         )
         .unwrap();
         f.cargo(&seed, &["generate-lockfile", "--quiet"]);
@@ -405,6 +428,15 @@ impl Fixture {
             .env("HOME", std::env::var_os("HOME").unwrap_or_default())
             .env("TMPDIR", self.tmp())
             .env("CARGO_HOME", &self.cargo_home)
+            // The sandbox gives every unit a fresh cargo home: the registry comes in as the
+            // operator's configuration, and its directory as one commands may read.
+            .env(
+                "QM_TOOL_CONFIG",
+                format!("cargo={}", self.cargo_home.join("config.toml").display()),
+            )
+            .env("QM_EXPOSE_DIRS", &self.registry)
+            // Tests run in parallel; a sandbox user belongs to one run at a time.
+            .env("QM_SANDBOX_UID_BASE", self.uid_base.to_string())
             .current_dir(self.root.path());
         if let Some(rustup) = std::env::var_os("RUSTUP_HOME") {
             cmd.env("RUSTUP_HOME", rustup);

@@ -1,13 +1,16 @@
 //! The engine in-process, on the local forge and a real git remote, with a mission whose update
 //! command is a `make` target that edits `Cargo.lock`.
 
-use super::*;
-use crate::forge::local::LocalForge;
-use crate::git::{RemoteSpec, RemoteUrl};
-use crate::mission::Mission;
-use crate::mission::pattern::SPLITS;
-use crate::report::{Operation, Status};
+use quartermaster::ci::progress::Progress;
+use quartermaster::forge::local::LocalForge;
+use quartermaster::git::{Identity, RemoteSpec, RemoteUrl};
+use quartermaster::mission::Mission;
+use quartermaster::mission::pattern::splits_on_this_thread;
+use quartermaster::report::{Operation, Status};
+use quartermaster::run::{Engine, Settings};
+use quartermaster::sandbox::{Isolation, Sandbox, SandboxConfig};
 use std::path::Path;
+use std::time::Duration;
 
 const MISSION: &str = r#"{"description": "test", "action_types": ["create_mr"],
   "ecosystems": {"cargo": {"packages": "crates", "versions": "semver",
@@ -61,7 +64,7 @@ fn remote(root: &Path) -> std::path::PathBuf {
     bare
 }
 
-fn settings() -> Settings {
+fn settings(scratch: &Path) -> Settings {
     Settings {
         dry_run: false,
         min_confidence: 0.5,
@@ -70,10 +73,21 @@ fn settings() -> Settings {
         author: Identity::parse("Bot <bot@example.com>").unwrap(),
         draft: false,
         allow_mentions: false,
-        child_env: crate::process::child_env(std::env::vars_os(), &[]),
+        child_env: quartermaster::process::child_env(std::env::vars_os(), &[]),
         secrets: vec![],
         registry_hosts: vec![],
+        scratch: scratch.to_path_buf(),
     }
+}
+
+/// The sandbox, with the `quartermaster` binary as its helper (this test binary is not one).
+fn sandbox(settings: &Settings) -> Sandbox {
+    let own = std::env::vars_os().collect();
+    let mut config = SandboxConfig::new(Isolation::Auto, &own, settings.child_env.clone());
+    config.helper = env!("CARGO_BIN_EXE_quartermaster").into();
+    config.hidden.push(settings.scratch.clone());
+    config.uid_base = crate::common::next_uid_base();
+    Sandbox::probe(config).unwrap()
 }
 
 /// Validation splits every command string once; the engine runs the typed argv it was handed and
@@ -83,11 +97,11 @@ fn the_engine_never_reads_a_command_string_again() {
     let root = tempfile::tempdir().unwrap();
     let bare = remote(root.path());
     let mission = Mission::from_json("test", MISSION, "test").unwrap();
-    let before = SPLITS.with(|n| n.get());
-    let validation = crate::validate::validate(PLAN.as_bytes(), &mission);
+    let before = splits_on_this_thread();
+    let validation = quartermaster::validate::validate(PLAN.as_bytes(), &mission);
     let plan = validation.plan.expect("the plan is valid");
     // One update command and one test command.
-    assert_eq!(SPLITS.with(|n| n.get()) - before, 2);
+    assert_eq!(splits_on_this_thread() - before, 2);
     let forge = LocalForge::open(
         &root.path().join("forge"),
         RemoteSpec {
@@ -97,19 +111,21 @@ fn the_engine_never_reads_a_command_string_again() {
         },
     )
     .unwrap();
-    let settings = settings();
+    let scratch = tempfile::tempdir().unwrap();
+    // As the binary does: workspaces belong to the sandbox's user, not to this process's.
+    let empty = tempfile::tempdir().unwrap();
+    quartermaster::git::isolate_from_user_config(empty.path()).unwrap();
+    let settings = settings(scratch.path());
+    let sandbox = sandbox(&settings);
     let progress = Progress::to(|_| {});
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
-    let split = SPLITS.with(|n| n.get());
-    let reports = runtime.block_on(Engine::new(&plan, &forge, &settings, &progress).run());
-    assert_eq!(
-        SPLITS.with(|n| n.get()),
-        split,
-        "the engine split a command"
-    );
+    let split = splits_on_this_thread();
+    let engine = Engine::new(&plan, &forge, &settings, &progress, &sandbox);
+    let reports = runtime.block_on(engine.run());
+    assert_eq!(splits_on_this_thread(), split, "the engine split a command");
     assert_eq!(reports[0].status, Status::Done, "{}", reports[0].reason);
     assert_eq!(reports[0].pull_requests[0].operation, Operation::Created);
     assert_eq!(reports[0].commands[0].command, "make bump");

@@ -1,5 +1,8 @@
 //! One run, from a resolved configuration to its report: validate the plan, harden the process,
-//! open the forge, hide the checkout's persisted credentials, run the engine, conclude.
+//! open the forge, hide the checkout's persisted credentials, probe the sandbox, run the engine,
+//! conclude.
+
+mod sandbox;
 
 use crate::ci::github;
 use crate::ci::progress::Progress;
@@ -8,7 +11,9 @@ use crate::finding::Finding;
 use crate::forge::{self, ForgeKind};
 use crate::git::CredentialGuard;
 use crate::mission::Mission;
-use crate::report::{ActionReport, REPORT_VERSION, RunReport, Summary, Timing, ValidationReport};
+use crate::report::{
+    ActionReport, IsolationReport, REPORT_VERSION, RunReport, Summary, Timing, ValidationReport,
+};
 use crate::run::{Engine, Settings};
 use crate::validate::{self, ValidatedPlan, Validation};
 use base64::Engine as _;
@@ -42,9 +47,10 @@ pub fn run(config: &RunConfig, mission: &Mission, bytes: &[u8], progress: &Progr
             ));
         }
         match execute(config, plan, progress) {
-            Ok((actions, requests)) => {
-                report.actions = actions;
-                report.forge_requests = requests;
+            Ok(ran) => {
+                report.actions = ran.actions;
+                report.forge_requests = ran.forge_requests;
+                report.isolation = Some(ran.isolation);
             }
             Err(e) => {
                 eprintln!("{}", e.render());
@@ -105,17 +111,25 @@ fn new_report(
         exit_code: 0,
         error: None,
         hint: None,
+        isolation: None,
         actions: Vec::new(),
     }
 }
 
-/// Runs a valid plan: hardens the process, opens the forge, hides persisted credentials, and
-/// hands the actions to the engine. Returns the action reports and the forge requests sent.
+/// What running a valid plan produced.
+struct Ran {
+    actions: Vec<ActionReport>,
+    forge_requests: u64,
+    isolation: IsolationReport,
+}
+
+/// Runs a valid plan: hardens the process, opens the forge, hides persisted credentials, probes
+/// the sandbox, and hands the actions to the engine.
 fn execute(
     config: &RunConfig,
     plan: &ValidatedPlan,
     progress: &Progress,
-) -> Result<(Vec<ActionReport>, u64), ConfigError> {
+) -> Result<Ran, ConfigError> {
     let guard_slot: Arc<Mutex<Option<CredentialGuard>>> = Arc::default();
     let _isolation = crate::harden::process(guard_slot.clone())?;
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -127,6 +141,32 @@ fn execute(
     let forge = runtime
         .block_on(forge::open(config.forge_config()?))
         .map_err(|e| ConfigError::new(e.to_string()))?;
+    let guard = guard_checkout(config, progress)?;
+    *crate::harden::lock(&guard_slot) = Some(guard);
+    let scratch = crate::harden::scratch()?;
+    let settings = settings(config, scratch.path());
+    let sandbox = sandbox::open(config, plan, scratch.path(), settings.child_env.clone())?;
+    progress.line(&format!(
+        "quartermaster: commands run sandboxed ({})",
+        sandbox.level()
+    ));
+    let engine = Engine::new(plan, forge.as_ref(), &settings, progress, &sandbox);
+    let actions = runtime.block_on(engine.run());
+    let isolation = IsolationReport {
+        level: sandbox.level(),
+        fallbacks: sandbox.fallbacks().to_vec(),
+    };
+    drop(sandbox);
+    drop(crate::harden::lock(&guard_slot).take());
+    Ok(Ran {
+        actions,
+        forge_requests: forge.requests(),
+        isolation,
+    })
+}
+
+/// Hides the credentials CI persisted in the checkout while commands run.
+fn guard_checkout(config: &RunConfig, progress: &Progress) -> Result<CredentialGuard, ConfigError> {
     let guard = CredentialGuard::neutralise(&config.checkout).map_err(|e| {
         ConfigError::new(format!(
             "cannot hide the credentials persisted in the checkout: {e}"
@@ -140,15 +180,10 @@ fn execute(
             "The checkout holds persisted credentials. Quartermaster hides them while agent commands run, but set `persist-credentials: false` on actions/checkout so that no step can read them.",
         ));
     }
-    *crate::harden::lock(&guard_slot) = Some(guard);
-    let settings = settings(config);
-    let engine = Engine::new(plan, forge.as_ref(), &settings, progress);
-    let actions = runtime.block_on(engine.run());
-    drop(crate::harden::lock(&guard_slot).take());
-    Ok((actions, forge.requests()))
+    Ok(guard)
 }
 
-fn settings(config: &RunConfig) -> Settings {
+fn settings(config: &RunConfig, scratch: &std::path::Path) -> Settings {
     Settings {
         dry_run: config.dry_run,
         min_confidence: config.min_confidence,
@@ -160,6 +195,7 @@ fn settings(config: &RunConfig) -> Settings {
         child_env: crate::process::child_env(std::env::vars_os(), &config.extra_env),
         secrets: secret_forms(config),
         registry_hosts: config.registry_hosts.clone(),
+        scratch: scratch.to_path_buf(),
     }
 }
 

@@ -1,0 +1,28 @@
+//! The sandbox a run's commands go through: configured from the run, probed once.
+
+use crate::config::{ConfigError, RunConfig};
+use crate::sandbox::{Sandbox, SandboxConfig};
+use crate::validate::ValidatedPlan;
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::Path;
+
+/// Probes the strongest isolation the configuration allows. Quartermaster's private `scratch`
+/// directory, the checkout and the local forge's records are out of every command's reach.
+pub fn open(
+    config: &RunConfig,
+    plan: &ValidatedPlan,
+    scratch: &Path,
+    child_env: BTreeMap<OsString, OsString>,
+) -> Result<Sandbox, ConfigError> {
+    let own: BTreeMap<OsString, OsString> = std::env::vars_os().collect();
+    let mut sandbox = SandboxConfig::new(config.isolation, &own, child_env);
+    sandbox.uid_base = config.sandbox_uid_base;
+    sandbox.hidden.push(scratch.to_path_buf());
+    sandbox.hidden.extend(config.forge_dir.iter().cloned());
+    sandbox.checkout = Some(config.checkout.clone());
+    sandbox.programs = plan.programs();
+    sandbox.seeds = config.tool_configs.clone();
+    sandbox.toolchain_dirs = config.expose_dirs.clone();
+    Sandbox::probe(sandbox).map_err(|e| ConfigError::new(format!("sandbox: {e}")))
+}

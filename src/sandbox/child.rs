@@ -1,0 +1,144 @@
+//! The processes the helper forks: the PID namespace's init, and the command itself, which
+//! drops every privilege, checks it cannot reach what it must not, and `exec`s.
+
+use super::Level;
+use super::identity;
+use super::job::{Action, Job, Report, Status};
+use super::mounts;
+use nix::errno::Errno;
+use nix::sys::signal::{SigHandler, SigSet, SigmaskHow, Signal};
+use nix::sys::wait::{WaitStatus, waitpid};
+use nix::unistd::{ForkResult, Pid};
+use std::ffi::CString;
+
+/// PID 1 of the command's namespace: builds the file-system view, runs the command, reaps
+/// whatever is reparented to it, and exits when the command does, which kills the rest.
+pub(crate) fn init(job: &Job, status: &Status) -> ! {
+    let code = match run_init(job, status) {
+        Ok(()) => 0,
+        Err(e) => {
+            status.send(&Report::Setup(e));
+            1
+        }
+    };
+    std::process::exit(code)
+}
+
+fn run_init(job: &Job, status: &Status) -> Result<(), String> {
+    // If the helper is killed, the namespace goes with it.
+    nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(|e| format!("pdeathsig: {e}"))?;
+    mounts::apply(&job.mounts)?;
+    // Same uid as the command in a user namespace: non-dumpable, it cannot be ptraced into
+    // lending its capabilities, nor its descriptors read through /proc/1/fd.
+    nix::sys::prctl::set_dumpable(false).map_err(|e| format!("dumpable: {e}"))?;
+    // SAFETY: init is single-threaded (forked from the single-threaded helper).
+    let command = match unsafe { nix::unistd::fork() } {
+        Ok(ForkResult::Child) => self::command(job, status),
+        Ok(ForkResult::Parent { child }) => child,
+        Err(e) => return Err(format!("fork: {e}")),
+    };
+    loop {
+        match waitpid(None::<Pid>, None) {
+            Ok(ws @ (WaitStatus::Exited(..) | WaitStatus::Signaled(..)))
+                if ws.pid() == Some(command) =>
+            {
+                status.send(&exit_report(ws));
+                return Ok(());
+            }
+            Ok(_) | Err(Errno::EINTR) => {}
+            Err(e) => return Err(format!("waiting for the command: {e}")),
+        }
+    }
+}
+
+pub(crate) fn exit_report(ws: WaitStatus) -> Report {
+    match ws {
+        WaitStatus::Exited(_, code) => Report::Exited(code),
+        WaitStatus::Signaled(_, signal, _) => Report::Signalled(signal as i32),
+        other => Report::Setup(format!("unexpected wait status {other:?}")),
+    }
+}
+
+/// The command's process: returns only through `exec`; anything else is reported.
+pub(crate) fn command(job: &Job, status: &Status) -> ! {
+    let report = prepare(job);
+    let code = if matches!(report, Report::Resolved(_)) {
+        0
+    } else {
+        127
+    };
+    status.send(&report);
+    std::process::exit(code)
+}
+
+fn prepare(job: &Job) -> Report {
+    if let Err(e) = identity::drop_privileges(job.level, job.identity) {
+        return Report::Setup(e);
+    }
+    if job.level != Level::None
+        && let Some((path, how)) = identity::first_reachable(&job.protected)
+    {
+        return Report::Reachable {
+            path,
+            how: how.into(),
+        };
+    }
+    if let Err(e) = nix::unistd::chdir(job.cwd.as_path()) {
+        return Report::SpawnFailed(format!(
+            "cannot enter the working directory {}: {e}",
+            job.cwd.display()
+        ));
+    }
+    let path = job
+        .env
+        .iter()
+        .find(|(name, _)| name == "PATH")
+        .map(|(_, value)| value.as_str());
+    match &job.action {
+        Action::Check(programs) => Report::Resolved(
+            programs
+                .iter()
+                .map(|p| (p.clone(), identity::resolve(p, path)))
+                .collect(),
+        ),
+        Action::Exec(argv) => exec(job, argv, path),
+    }
+}
+
+fn exec(job: &Job, argv: &[String], path: Option<&str>) -> Report {
+    let failed = |why: String| Report::SpawnFailed(why);
+    let Some(program) = argv.first() else {
+        return failed("empty command".into());
+    };
+    let Some(resolved) = identity::resolve(program, path) else {
+        return failed(format!("program `{program}` not found in PATH"));
+    };
+    let strings = |items: &mut dyn Iterator<Item = String>| -> Option<Vec<CString>> {
+        items.map(|s| CString::new(s).ok()).collect()
+    };
+    let env = strings(&mut job.env.iter().map(|(k, v)| format!("{k}={v}")));
+    let (Some(args), Some(env), Ok(file)) = (
+        strings(&mut argv.iter().cloned()),
+        env,
+        CString::new(resolved.as_os_str().as_encoded_bytes()),
+    ) else {
+        return failed("a NUL byte in the command or its environment".into());
+    };
+    if let Err(e) = reset_process_state() {
+        return failed(e);
+    }
+    match nix::unistd::execve(&file, &args, &env) {
+        Err(e) => failed(format!("cannot run {}: {e}", resolved.display())),
+    }
+}
+
+/// What the helper changed for itself must not reach the command: the blocked SIGCHLD, and the
+/// ignored SIGPIPE of every Rust program.
+fn reset_process_state() -> Result<(), String> {
+    nix::sys::signal::sigprocmask(SigmaskHow::SIG_SETMASK, Some(&SigSet::empty()), None)
+        .map_err(|e| format!("signal mask: {e}"))?;
+    // SAFETY: installs the default disposition, no handler code runs.
+    unsafe { nix::sys::signal::signal(Signal::SIGPIPE, SigHandler::SigDfl) }
+        .map_err(|e| format!("SIGPIPE: {e}"))?;
+    Ok(())
+}

@@ -1,0 +1,66 @@
+//! Every way the sandbox refuses or fails, each with the message a user sees.
+
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    #[error("unknown isolation `{0}`: use auto, uid, namespaces or none")]
+    UnknownIsolation(String),
+    #[error("invalid seed `{given}`: {why}")]
+    BadSeed { given: String, why: String },
+    #[error(
+        "isolation `{wanted}` runs commands as a dedicated user, which needs root; Quartermaster runs as uid {uid}: use auto, namespaces or none"
+    )]
+    NeedsRoot { wanted: &'static str, uid: u32 },
+    #[error("no sandbox is available: {0}")]
+    NoIsolation(String),
+    #[error(
+        "the sandbox user (uid {uid}) cannot run {programs}: install these toolchains where every user can run them (Quartermaster's image installs them under /usr/local), or allow namespaces so that Quartermaster can expose them read-only"
+    )]
+    Unreachable { uid: u32, programs: String },
+    #[error(
+        "uid {uid} (sandbox slot {slot}) already has processes (pid {pids}): another run or a real user has it; choose another uid base"
+    )]
+    UidBusy { uid: u32, slot: u32, pids: String },
+    #[error(
+        "uid {uid} (sandbox slot {slot}) owns {path}, which sandboxed commands must not reach; choose another uid base"
+    )]
+    UidOwns { uid: u32, slot: u32, path: PathBuf },
+    #[error(
+        "uid base {base} with {slots} slot(s) leaves the range of ordinary uids (1 to 4294967294)"
+    )]
+    BadUidBase { base: u32, slots: u32 },
+    #[error("sandbox slot {slot} does not exist: the sandbox has {slots} slot(s)")]
+    NoSuchSlot { slot: u32, slots: u32 },
+    #[error("sandbox slot {0} is already running a unit")]
+    SlotBusy(u32),
+    #[error("the sandbox could not be set up: {0}")]
+    Setup(String),
+    #[error("{path} is within reach of sandboxed commands ({how}); refusing to run")]
+    Reachable { path: PathBuf, how: String },
+    #[error("a sandboxed command changed the runner's file-command file {path} ({what})")]
+    FileCommandChanged { path: PathBuf, what: &'static str },
+    #[error("a sandboxed command changed the seeded {tool} configuration {path} ({what})")]
+    SeedChanged {
+        tool: &'static str,
+        path: PathBuf,
+        what: &'static str,
+    },
+    #[error("processes of uid {uid} survived the end of the command (pid {pids})")]
+    Survivors { uid: u32, pids: String },
+    #[error("{what} is not valid UTF-8 and cannot be passed to a sandboxed command")]
+    NotUtf8 { what: String },
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl SandboxError {
+    pub(crate) fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> Self {
+        let context = context.into();
+        move |source| SandboxError::Io { context, source }
+    }
+}

@@ -1,0 +1,44 @@
+//! A sandbox for every process Quartermaster starts, per unit (one branch being built).
+//!
+//! [`Sandbox::probe`] picks the strongest isolation available and proves it with a trial run:
+//!
+//! | level | when | identity | reach | nothing outlives a command |
+//! |---|---|---|---|---|
+//! | `uid+namespaces` | root with CAP_SYS_ADMIN | slot uid, no capability, `no_new_privs` | mount namespace: read-only file system, private paths covered, fresh `/tmp` and `/proc` | PID namespace |
+//! | `uid` | root without it (a container) | the same | file permissions (other bits removed, restored exactly) | kill-by-uid |
+//! | `namespaces` | unprivileged, user namespaces allowed | the operator's uid, no capability | the same mount namespace | PID namespace |
+//! | `none` | only when asked for | Quartermaster's | none | freeze-then-kill of descendants |
+//!
+//! Every command runs through a helper: Quartermaster's own binary re-executed with a hidden
+//! first argument ([`enter_if_requested`] must be the first call in `main`), a fresh
+//! single-threaded process that enters the namespaces, forks the namespace's init and watches
+//! the deadline. Before `exec`, the command checks as its final identity that it can neither read
+//! nor write any protected path, and refuses to run if it can.
+
+mod child;
+mod config;
+mod error;
+mod guard;
+mod helper;
+mod identity;
+mod job;
+mod layout;
+mod mounts;
+mod outcome;
+mod probe;
+mod reaper;
+mod spawn;
+mod token;
+mod unit;
+
+pub use config::{
+    CONTAINER_FILE_COMMANDS, DEFAULT_UID_BASE, FILE_COMMAND_VARS, Isolation, Level, SandboxConfig,
+    Seed, Tool,
+};
+pub use error::SandboxError;
+pub use helper::{HELPER_ARG, enter_if_requested};
+pub use outcome::{Exit, OUTPUT_TAIL_BYTES, Outcome, redact};
+pub use probe::Sandbox;
+pub use spawn::interrupt;
+pub use token::{ParentEnv, parent_env, take_env, wipe_value};
+pub use unit::{Command, Unit, UnitSpec};

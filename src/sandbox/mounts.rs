@@ -1,0 +1,268 @@
+//! The file-system view of a namespaced command, built by its PID namespace's init with the new
+//! mount API: a fresh `/proc`; everything read-only; fresh `/tmp`, `/var/tmp`, `/dev/shm`;
+//! hidden paths covered by empty read-only tmpfs (or a mode-000 file); and only the unit's own
+//! directories, writable, plus toolchains, read-only, put back in view.
+//!
+//! Mounts made here cannot be undone by the command: it holds no capability once it `exec`s, and
+//! in any user namespace it creates, the kernel locks the mounts it inherits together.
+
+use super::job::{Exposure, MountPlan};
+use rustix::fs::{CWD, Mode, OFlags};
+use rustix::mount::{
+    FsMountFlags, FsOpenFlags, MountAttrFlags, MountFlags, MountPropagationFlags, MoveMountFlags,
+    OpenTreeFlags,
+};
+use std::ffi::CString;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+/// Applies `plan` to the current mount namespace (which must be private to this command).
+pub(crate) fn apply(plan: &MountPlan) -> Result<(), String> {
+    rustix::mount::mount_change(
+        "/",
+        MountPropagationFlags::PRIVATE | MountPropagationFlags::REC,
+    )
+    .map_err(|e| format!("making mounts private: {e}"))?;
+    // Cloned while the file system is still as it was: the covers and the read-only switch
+    // below do not reach these detached copies.
+    let clones = plan
+        .expose
+        .iter()
+        .filter(|e| e.path.exists())
+        .map(clone)
+        .collect::<Result<Vec<_>, _>>()?;
+    set_read_only(libc::AT_FDCWD, Path::new("/"), libc::AT_RECURSIVE)
+        .map_err(|e| format!("making the file system read-only: {e}"))?;
+    // After the switch to read-only, so that /proc stays writable as on any system (tools
+    // write /proc/self/*); it shows only this namespace's processes.
+    rustix::mount::mount(
+        "proc",
+        "/proc",
+        "proc",
+        MountFlags::NOSUID | MountFlags::NODEV | MountFlags::NOEXEC,
+        None,
+    )
+    .map_err(|e| format!("mounting a fresh /proc: {e}"))?;
+    let mut mask = None;
+    for op in ordered(plan, &clones) {
+        match op {
+            Op::Fresh(path) => cover(path, 0o1777, false, &clones)?,
+            Op::Hide(path) if path.is_dir() => {
+                let inner = clones
+                    .iter()
+                    .any(|c| c.path.starts_with(path) && c.path != path);
+                // Traversable (not listable) when exposures sit inside, else no access at all.
+                cover(path, if inner { 0o111 } else { 0 }, true, &clones)?;
+            }
+            Op::Hide(path) if path.symlink_metadata().is_ok() => {
+                if mask.is_none() {
+                    mask = Some(mask_source()?);
+                }
+                if let Some(mask) = &mask {
+                    hide_file(mask, path)?;
+                }
+            }
+            // Already out of view (under an earlier cover), or absent: nothing to hide.
+            Op::Hide(_) => {}
+            Op::Attach(clone) => attach(clone)?,
+        }
+    }
+    Ok(())
+}
+
+/// A detached copy of an exposed tree, read-only unless it is one of the unit's own directories.
+struct Clone {
+    path: PathBuf,
+    is_dir: bool,
+    fd: OwnedFd,
+}
+
+fn clone(exposure: &Exposure) -> Result<Clone, String> {
+    let fd = rustix::mount::open_tree(
+        CWD,
+        exposure.path.as_path(),
+        OpenTreeFlags::OPEN_TREE_CLONE
+            | OpenTreeFlags::OPEN_TREE_CLOEXEC
+            | OpenTreeFlags::AT_RECURSIVE,
+    )
+    .map_err(|e| format!("cloning {}: {e}", exposure.path.display()))?;
+    if !exposure.writable {
+        set_read_only(
+            fd.as_raw_fd(),
+            Path::new(""),
+            libc::AT_EMPTY_PATH | libc::AT_RECURSIVE,
+        )
+        .map_err(|e| format!("making {} read-only: {e}", exposure.path.display()))?;
+    }
+    Ok(Clone {
+        path: exposure.path.clone(),
+        is_dir: exposure.path.is_dir(),
+        fd,
+    })
+}
+
+enum Op<'a> {
+    Fresh(&'a Path),
+    Hide(&'a Path),
+    Attach(&'a Clone),
+}
+
+/// Outer paths first, so that what is inside a cover goes on top of it; at the same path a
+/// cover goes on top of an exposure, so hiding wins.
+fn ordered<'a>(plan: &'a MountPlan, clones: &'a [Clone]) -> Vec<Op<'a>> {
+    let mut ops: Vec<(usize, u8, Op<'a>)> = Vec::new();
+    let depth = |p: &Path| p.components().count();
+    ops.extend(
+        plan.fresh
+            .iter()
+            .map(|p| (depth(p), 1, Op::Fresh(p.as_path()))),
+    );
+    ops.extend(
+        plan.hide
+            .iter()
+            .map(|p| (depth(p), 1, Op::Hide(p.as_path()))),
+    );
+    ops.extend(clones.iter().map(|c| (depth(&c.path), 0, Op::Attach(c))));
+    ops.sort_by_key(|(depth, rank, _)| (*depth, *rank));
+    ops.into_iter().map(|(_, _, op)| op).collect()
+}
+
+/// Mounts an empty tmpfs with root `mode` on `target`, holding the mountpoints the exposures
+/// inside it need.
+fn cover(target: &Path, mode: u32, read_only: bool, clones: &[Clone]) -> Result<(), String> {
+    if !target.is_dir() {
+        return Ok(());
+    }
+    let fail = |what: &str, e: rustix::io::Errno| format!("{what} {}: {e}", target.display());
+    let fs = rustix::mount::fsopen("tmpfs", FsOpenFlags::FSOPEN_CLOEXEC)
+        .map_err(|e| fail("creating a tmpfs for", e))?;
+    rustix::mount::fsconfig_set_string(&fs, "mode", format!("{mode:o}"))
+        .map_err(|e| fail("configuring the tmpfs for", e))?;
+    rustix::mount::fsconfig_create(&fs).map_err(|e| fail("creating the tmpfs for", e))?;
+    let mnt = rustix::mount::fsmount(
+        &fs,
+        FsMountFlags::FSMOUNT_CLOEXEC,
+        MountAttrFlags::MOUNT_ATTR_NOSUID | MountAttrFlags::MOUNT_ATTR_NODEV,
+    )
+    .map_err(|e| fail("mounting the tmpfs for", e))?;
+    for clone in clones {
+        if let Ok(rel) = clone.path.strip_prefix(target)
+            && !rel.as_os_str().is_empty()
+        {
+            mountpoint(&mnt, rel, clone.is_dir).map_err(|e| fail("preparing", e))?;
+        }
+    }
+    if read_only {
+        set_read_only(mnt.as_raw_fd(), Path::new(""), libc::AT_EMPTY_PATH)
+            .map_err(|e| format!("making the cover of {} read-only: {e}", target.display()))?;
+    }
+    rustix::mount::move_mount(
+        &mnt,
+        "",
+        CWD,
+        target,
+        MoveMountFlags::MOVE_MOUNT_F_EMPTY_PATH,
+    )
+    .map_err(|e| fail("covering", e))
+}
+
+/// Creates the directories (and, for a file, the empty file) an exposure is mounted on.
+fn mountpoint(mnt: &OwnedFd, rel: &Path, is_dir: bool) -> Result<(), rustix::io::Errno> {
+    let mut sofar = PathBuf::new();
+    let count = rel.components().count();
+    for (i, part) in rel.components().enumerate() {
+        sofar.push(part);
+        if i + 1 == count && !is_dir {
+            let flags = OFlags::CREATE | OFlags::WRONLY | OFlags::CLOEXEC;
+            rustix::fs::openat(mnt, &sofar, flags, Mode::from_raw_mode(0o644))?;
+        } else {
+            match rustix::fs::mkdirat(mnt, &sofar, Mode::from_raw_mode(0o755)) {
+                Ok(()) | Err(rustix::io::Errno::EXIST) => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A detached, read-only tmpfs holding one empty mode-000 file, bound over hidden files.
+fn mask_source() -> Result<OwnedFd, String> {
+    let fail = |e: rustix::io::Errno| format!("creating the file mask: {e}");
+    let fs = rustix::mount::fsopen("tmpfs", FsOpenFlags::FSOPEN_CLOEXEC).map_err(fail)?;
+    rustix::mount::fsconfig_create(&fs).map_err(fail)?;
+    let mnt = rustix::mount::fsmount(&fs, FsMountFlags::FSMOUNT_CLOEXEC, MountAttrFlags::empty())
+        .map_err(fail)?;
+    let flags = OFlags::CREATE | OFlags::WRONLY | OFlags::CLOEXEC;
+    rustix::fs::openat(&mnt, "masked", flags, Mode::empty()).map_err(fail)?;
+    set_read_only(mnt.as_raw_fd(), Path::new(""), libc::AT_EMPTY_PATH)
+        .map_err(|e| format!("creating the file mask: {e}"))?;
+    Ok(mnt)
+}
+
+fn hide_file(mask: &OwnedFd, target: &Path) -> Result<(), String> {
+    let fail = |e: rustix::io::Errno| format!("hiding {}: {e}", target.display());
+    let copy = rustix::mount::open_tree(
+        mask,
+        "masked",
+        OpenTreeFlags::OPEN_TREE_CLONE | OpenTreeFlags::OPEN_TREE_CLOEXEC,
+    )
+    .map_err(fail)?;
+    rustix::mount::move_mount(
+        &copy,
+        "",
+        CWD,
+        target,
+        MoveMountFlags::MOVE_MOUNT_F_EMPTY_PATH,
+    )
+    .map_err(fail)
+}
+
+fn attach(clone: &Clone) -> Result<(), String> {
+    rustix::mount::move_mount(
+        &clone.fd,
+        "",
+        CWD,
+        clone.path.as_path(),
+        MoveMountFlags::MOVE_MOUNT_F_EMPTY_PATH,
+    )
+    .map_err(|e| format!("exposing {}: {e}", clone.path.display()))
+}
+
+/// `mount_setattr(2)` with `MOUNT_ATTR_RDONLY`: neither nix nor rustix wraps it, and it is the
+/// one call that makes a whole mount tree read-only at once (the alternative, one bind remount
+/// per line of mountinfo, must also replay each mount's locked flags).
+fn set_read_only(dirfd: libc::c_int, path: &Path, flags: libc::c_int) -> std::io::Result<()> {
+    #[repr(C)]
+    struct MountAttr {
+        attr_set: u64,
+        attr_clr: u64,
+        propagation: u64,
+        userns_fd: u64,
+    }
+    let attr = MountAttr {
+        attr_set: u64::from(MountAttrFlags::MOUNT_ATTR_RDONLY.bits()),
+        attr_clr: 0,
+        propagation: 0,
+        userns_fd: 0,
+    };
+    let path = CString::new(path.as_os_str().as_bytes())?;
+    // SAFETY: mount_setattr reads `size_of::<MountAttr>()` bytes from `attr`, a live and fully
+    // initialised #[repr(C)] value of that layout, and a NUL-terminated path; it writes nothing
+    // into this process's memory.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            dirfd,
+            path.as_ptr(),
+            flags,
+            &attr as *const MountAttr,
+            std::mem::size_of::<MountAttr>(),
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}

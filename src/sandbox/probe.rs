@@ -1,0 +1,351 @@
+//! The sandbox of a run: the probe that picks the strongest isolation this process can have (by
+//! trying it for real), and the slots units run in.
+
+use super::guard::{PermissionGuard, RootGuard, Watch};
+use super::identity;
+use super::job::Identity;
+use super::layout::{self, Layout};
+use super::reaper::processes_of;
+use super::spawn::Zygote;
+use super::unit::{Unit, UnitSpec};
+use super::{Isolation, Level, SandboxConfig, SandboxError};
+use std::collections::BTreeSet;
+use std::ffi::OsString;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, PoisonError};
+
+/// Where commands get a fresh, writable tmpfs of their own (namespaced levels).
+const FRESH: &[&str] = &["/tmp", "/var/tmp", "/dev/shm"];
+
+/// The sandbox of a run. Dropping it restores the permissions it changed and removes its
+/// directory; units borrow it.
+#[derive(Debug)]
+pub struct Sandbox {
+    pub(crate) level: Level,
+    pub(crate) config: SandboxConfig,
+    pub(crate) protected: Vec<PathBuf>,
+    pub(crate) hide: Vec<PathBuf>,
+    pub(crate) fresh: Vec<PathBuf>,
+    pub(crate) toolchain_dirs: Vec<PathBuf>,
+    pub(crate) toolchain_env: Vec<(OsString, OsString)>,
+    pub(crate) watch: Watch,
+    fallbacks: Vec<String>,
+    busy: Mutex<BTreeSet<u32>>,
+    next: AtomicU64,
+    pub(crate) zygote: Zygote,
+    _listed: RootGuard,
+    // Dropped before `root`, and after every unit (they borrow the sandbox).
+    _guard: Option<PermissionGuard>,
+    root: tempfile::TempDir,
+}
+
+/// Why a level was not taken: not available here (try the next), or a refusal to report.
+enum Attempt {
+    Unavailable(String),
+    Refused(SandboxError),
+}
+
+impl From<SandboxError> for Attempt {
+    /// A setting the operator must change stops the probe; anything else means this level does
+    /// not work here (a missing capability, a refused system call), and the next one is tried.
+    fn from(e: SandboxError) -> Self {
+        match e {
+            SandboxError::UidBusy { .. }
+            | SandboxError::UidOwns { .. }
+            | SandboxError::BadUidBase { .. }
+            | SandboxError::Reachable { .. }
+            | SandboxError::Unreachable { .. } => Attempt::Refused(e),
+            SandboxError::Setup(why) => Attempt::Unavailable(why),
+            other => Attempt::Unavailable(other.to_string()),
+        }
+    }
+}
+
+impl Sandbox {
+    /// Picks the strongest level the preference allows and proves it works by running a trial
+    /// command that resolves `config.programs` as the sandbox identity. Never picks `none`
+    /// unless asked to.
+    pub fn probe(config: SandboxConfig) -> Result<Sandbox, SandboxError> {
+        let euid = nix::unistd::geteuid().as_raw();
+        let mut tried = Vec::new();
+        for level in candidates(config.isolation, euid)? {
+            match Sandbox::attempt(level, &config) {
+                Ok(mut sandbox) => {
+                    sandbox.fallbacks = tried;
+                    return Ok(sandbox);
+                }
+                Err(Attempt::Unavailable(why)) => tried.push(format!("{level}: {why}")),
+                Err(Attempt::Refused(e)) => return Err(e),
+            }
+        }
+        Err(no_isolation(euid, &tried))
+    }
+
+    /// The isolation commands get, as the report should name it.
+    pub fn level(&self) -> Level {
+        self.level
+    }
+
+    /// Why stronger levels were not taken (empty when the first choice worked).
+    pub fn fallbacks(&self) -> &[String] {
+        &self.fallbacks
+    }
+
+    /// Checks the runner's file-command files are unchanged (also done after every command).
+    pub fn verify_file_commands(&self) -> Result<(), SandboxError> {
+        self.watch.verify_file_commands()
+    }
+
+    fn attempt(level: Level, config: &SandboxConfig) -> Result<Sandbox, Attempt> {
+        let canonical = |paths: &mut dyn Iterator<Item = &PathBuf>| -> Vec<PathBuf> {
+            paths.filter_map(|p| p.canonicalize().ok()).collect()
+        };
+        let mut protected = canonical(&mut config.hidden.iter());
+        protected.extend(canonical(&mut config.checkout.iter()));
+        protected.extend(canonical(&mut config.file_commands.iter()));
+        protected.extend(canonical(&mut config.operator_home.iter()));
+        // Covering or closing "/" would take the whole system away from commands.
+        protected.retain(|p| p != Path::new("/"));
+        protected.sort();
+        protected.dedup();
+        let root = tempfile::Builder::new()
+            .prefix("qm-sandbox-")
+            .tempdir_in(&config.state_dir)
+            .map_err(SandboxError::io(format!(
+                "cannot create the sandbox directory in {}",
+                config.state_dir.display()
+            )))?;
+        // Slot uids must traverse to their unit; nobody may list the units.
+        let mode = if level.drops_uid() { 0o711 } else { 0o700 };
+        std::fs::set_permissions(root.path(), std::fs::Permissions::from_mode(mode))
+            .map_err(SandboxError::io("cannot protect the sandbox directory"))?;
+        let mut sandbox = Sandbox {
+            level,
+            config: config.clone(),
+            hide: Vec::new(),
+            fresh: Vec::new(),
+            toolchain_dirs: Vec::new(),
+            toolchain_env: Vec::new(),
+            watch: Watch::new(&canonical(&mut config.file_commands.iter())),
+            fallbacks: Vec::new(),
+            busy: Mutex::new(BTreeSet::new()),
+            next: AtomicU64::new(0),
+            zygote: Zygote::start(&config.helper)?,
+            _listed: RootGuard::new(root.path()),
+            _guard: None,
+            root,
+            protected,
+        };
+        sandbox.prepare()?;
+        sandbox.trial()?;
+        Ok(sandbox)
+    }
+
+    /// Level-specific setup: the mount plan's parts, or the slot uid checks and permissions.
+    fn prepare(&mut self) -> Result<(), Attempt> {
+        let home = self.config.operator_home.as_deref();
+        let (dirs, vars) = layout::toolchains(&self.config.env, home, &self.config.toolchain_dirs);
+        self.toolchain_env = vars;
+        if self.level.namespaced() {
+            self.fresh = FRESH
+                .iter()
+                .filter_map(|p| Path::new(p).canonicalize().ok())
+                .collect();
+            self.hide = self.protected.clone();
+            self.hide.push(self.root.path().to_path_buf());
+            self.toolchain_dirs = dirs.into_iter().filter(|d| self.exposable(d)).collect();
+        }
+        if self.level.drops_uid() {
+            let (base, slots) = (self.config.uid_base, self.config.slots);
+            if base == 0 || base.checked_add(slots).is_none_or(|end| end > u32::MAX - 1) {
+                return Err(SandboxError::BadUidBase { base, slots }.into());
+            }
+            for slot in 0..slots {
+                self.check_slot_uid(slot)?;
+            }
+            if !self.level.namespaced() {
+                self._guard = Some(PermissionGuard::restrict(&self.protected));
+            }
+        }
+        Ok(())
+    }
+
+    /// A toolchain directory is put back in view only under the operator's HOME or a fresh
+    /// directory, and never when that would uncover a protected path (a `.` in PATH, HOME
+    /// itself) or reach into one (the checkout).
+    fn exposable(&self, dir: &Path) -> bool {
+        let home = self.config.operator_home.as_deref();
+        let home = home.and_then(|h| h.canonicalize().ok());
+        let under_home = home
+            .as_deref()
+            .is_some_and(|h| dir.starts_with(h) && dir != h);
+        let under_fresh = self.fresh.iter().any(|f| dir.starts_with(f) && dir != f);
+        let clash = self.protected.iter().any(|p| {
+            p.starts_with(dir) || (dir.starts_with(p) && Some(p.as_path()) != home.as_deref())
+        });
+        (under_home || under_fresh) && !clash
+    }
+
+    fn check_slot_uid(&self, slot: u32) -> Result<(), SandboxError> {
+        let id = self.identity(slot).unwrap_or(Identity { uid: 0, gid: 0 });
+        let pids = processes_of(id.uid, -1).map_err(SandboxError::Setup)?;
+        if !pids.is_empty() {
+            let pids: Vec<String> = pids.iter().map(i32::to_string).collect();
+            return Err(SandboxError::UidBusy {
+                uid: id.uid,
+                slot,
+                pids: pids.join(", "),
+            });
+        }
+        for path in &self.protected {
+            let owns =
+                std::fs::metadata(path).is_ok_and(|m| m.uid() == id.uid || m.gid() == id.gid);
+            if owns {
+                return Err(SandboxError::UidOwns {
+                    uid: id.uid,
+                    slot,
+                    path: path.clone(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs the trial: the programs resolve for the sandbox identity wherever they resolve for
+    /// Quartermaster, and no protected path is within its reach.
+    fn trial(&self) -> Result<(), Attempt> {
+        let unit = self.unit(UnitSpec::default())?;
+        let found = unit.resolve(&self.config.programs, &self.config.env)?;
+        let path = self.config.env.get(&OsString::from("PATH"));
+        let path = path.and_then(|p| p.to_str());
+        let missing: Vec<String> = found
+            .iter()
+            .filter(|(_, theirs)| theirs.is_none())
+            .filter_map(|(program, _)| {
+                let ours = identity::resolve(program, path)?;
+                Some(format!("`{program}` ({})", ours.display()))
+            })
+            .collect();
+        if missing.is_empty() {
+            return Ok(());
+        }
+        let uid = unit
+            .identity
+            .map_or_else(|| nix::unistd::geteuid().as_raw(), |i| i.uid);
+        Err(Attempt::Refused(SandboxError::Unreachable {
+            uid,
+            programs: missing.join(", "),
+        }))
+    }
+
+    pub(crate) fn identity(&self, slot: u32) -> Option<Identity> {
+        let id = self.config.uid_base.checked_add(slot)?;
+        self.level
+            .drops_uid()
+            .then_some(Identity { uid: id, gid: id })
+    }
+
+    /// Starts a unit in `spec.slot`: a fresh HOME, TMPDIR and work directory, seeded with the
+    /// operator's opted-in configuration.
+    pub fn unit(&self, spec: UnitSpec) -> Result<Unit<'_>, SandboxError> {
+        let slots = self.config.slots;
+        if spec.slot >= slots {
+            return Err(SandboxError::NoSuchSlot {
+                slot: spec.slot,
+                slots,
+            });
+        }
+        if !self.lock_busy().insert(spec.slot) {
+            return Err(SandboxError::SlotBusy(spec.slot));
+        }
+        let claimed = Claim(self, spec.slot);
+        // The slot's uid had no process at the probe, and every command's end kills them all.
+        let identity = self.identity(spec.slot);
+        let name = format!(
+            "unit-{}-{}",
+            spec.slot,
+            self.next.fetch_add(1, Ordering::SeqCst)
+        );
+        let layout = Layout::create(self.root.path(), &name, identity)?;
+        let seeds = layout.seed(&self.config.seeds, identity);
+        let seeds = match seeds {
+            Ok(seeds) => seeds,
+            Err(e) => {
+                let _ = layout::remove_tree(&layout.dir);
+                return Err(e);
+            }
+        };
+        let canonical =
+            |paths: Vec<PathBuf>| paths.into_iter().filter_map(|p| p.canonicalize().ok());
+        let writable: Vec<PathBuf> = canonical(spec.writable).collect();
+        let unit = Unit {
+            sandbox: self,
+            slot: spec.slot,
+            identity,
+            seed_watch: Watch::new(&seeds.iter().map(|(_, p)| p.clone()).collect::<Vec<_>>()),
+            seeds,
+            layout,
+            hidden: canonical(spec.hidden).collect(),
+            writable,
+            permissions: None,
+        };
+        std::mem::forget(claimed);
+        let mut unit = unit;
+        if self.level == Level::Uid {
+            unit.permissions = Some(PermissionGuard::restrict(&unit.hidden));
+        }
+        for path in &unit.writable {
+            unit.grant(path)?;
+        }
+        Ok(unit)
+    }
+
+    fn lock_busy(&self) -> std::sync::MutexGuard<'_, BTreeSet<u32>> {
+        self.busy.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub(crate) fn release(&self, slot: u32) {
+        self.lock_busy().remove(&slot);
+    }
+}
+
+/// Releases a slot if creating its unit fails half-way.
+struct Claim<'a>(&'a Sandbox, u32);
+
+impl Drop for Claim<'_> {
+    fn drop(&mut self) {
+        self.0.release(self.1);
+    }
+}
+
+fn candidates(isolation: Isolation, euid: u32) -> Result<Vec<Level>, SandboxError> {
+    let root = euid == 0;
+    Ok(match (isolation, root) {
+        (Isolation::None, _) => vec![Level::None],
+        (Isolation::Auto, true) => vec![Level::UidNamespaces, Level::Uid],
+        (Isolation::Namespaces, true) => vec![Level::UidNamespaces],
+        (Isolation::Uid, true) => vec![Level::Uid],
+        (Isolation::Auto | Isolation::Namespaces, false) => vec![Level::Namespaces],
+        (Isolation::Uid, false) => {
+            return Err(SandboxError::NeedsRoot {
+                wanted: "uid",
+                uid: euid,
+            });
+        }
+    })
+}
+
+fn no_isolation(euid: u32, tried: &[String]) -> SandboxError {
+    let tried = tried.join("; ");
+    SandboxError::NoIsolation(if euid == 0 {
+        format!(
+            "as root, {tried}. Give the container CAP_SETUID, CAP_SETGID, CAP_CHOWN, CAP_FOWNER and CAP_SETPCAP (Docker grants them by default) for a dedicated user per slot, and CAP_SYS_ADMIN for namespaces, or pass isolation `none` to run commands unsandboxed, as root"
+        )
+    } else {
+        format!(
+            "Quartermaster runs as uid {euid}, so it cannot give commands a user of their own, and user namespaces failed ({tried}). Allow unprivileged user namespaces (user.max_user_namespaces above 0; where they exist, kernel.unprivileged_userns_clone=1 and kernel.apparmor_restrict_unprivileged_userns=0), run Quartermaster as root (its container image does), or pass isolation `none` to run commands unsandboxed, as yourself"
+        )
+    })
+}

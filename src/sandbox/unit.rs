@@ -1,0 +1,307 @@
+//! A unit: one branch being built in one slot, with its own HOME, TMPDIR and work directory,
+//! removed when the unit is dropped.
+
+use super::guard::{PermissionGuard, Watch};
+use super::job::{Action, Exposure, Identity, Job, MountPlan, Report};
+use super::layout::{self, Layout};
+use super::outcome::{Exit, Outcome, redacted_tail};
+use super::{Level, Sandbox, SandboxError, Tool, spawn};
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// What a unit needs besides the sandbox's own settings.
+#[derive(Debug, Clone, Default)]
+pub struct UnitSpec {
+    /// Which concurrent slot (and so which uid) the unit uses: below the configured count.
+    pub slot: u32,
+    /// More private paths for this unit only (its workspace's git directory).
+    pub hidden: Vec<PathBuf>,
+    /// Directories outside the unit's own that its commands may write (a worktree placed
+    /// elsewhere); handed to the slot uid when commands run as one.
+    pub writable: Vec<PathBuf>,
+}
+
+/// One program to run in a unit.
+pub struct Command<'a> {
+    pub argv: &'a [String],
+    pub cwd: &'a Path,
+    /// The scrubbed environment; the unit replaces HOME, TMPDIR and the tools' locations.
+    pub env: &'a BTreeMap<OsString, OsString>,
+    pub timeout: Duration,
+    /// Strings that must never appear in captured output.
+    pub secrets: &'a [String],
+}
+
+pub struct Unit<'a> {
+    pub(crate) sandbox: &'a Sandbox,
+    pub(crate) slot: u32,
+    pub(crate) identity: Option<Identity>,
+    pub(crate) layout: Layout,
+    pub(crate) hidden: Vec<PathBuf>,
+    pub(crate) writable: Vec<PathBuf>,
+    pub(crate) seeds: Vec<(Tool, PathBuf)>,
+    pub(crate) seed_watch: Watch,
+    /// The uid level's permission changes on this unit's own hidden paths, undone on drop.
+    pub(crate) permissions: Option<PermissionGuard>,
+}
+
+impl Unit<'_> {
+    pub fn slot(&self) -> u32 {
+        self.slot
+    }
+
+    /// The unit's HOME (fresh, removed with the unit).
+    pub fn home(&self) -> &Path {
+        &self.layout.home
+    }
+
+    /// A writable directory for the unit's worktree.
+    pub fn work_dir(&self) -> &Path {
+        &self.layout.work
+    }
+
+    /// Hands `path` (a tree Quartermaster wrote, such as a worktree it reset) to the slot's uid
+    /// so that commands can write it; nothing to do when commands keep Quartermaster's uid.
+    pub fn grant(&self, path: &Path) -> Result<(), SandboxError> {
+        match self.identity {
+            Some(owner) => layout::chown_tree(path, owner).map_err(SandboxError::io(format!(
+                "cannot hand {} to the sandbox user",
+                path.display()
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    /// Runs one command to completion, timeout or interrupt; then checks that the runner's
+    /// file-command files and the seeded configuration are unchanged. A sandbox failure or a
+    /// containment breach is an error; how the command itself ended is in the outcome.
+    pub fn run(&self, command: &Command<'_>) -> Result<Outcome, SandboxError> {
+        let started = Instant::now();
+        let finish = |exit: Exit, tail: &[u8], total: u64| Outcome {
+            exit,
+            duration: started.elapsed(),
+            output_tail: redacted_tail(&String::from_utf8_lossy(tail), command.secrets),
+            output_bytes: total,
+        };
+        if spawn::interrupted() {
+            let exit = Exit::SpawnFailed("the run is being interrupted".into());
+            return Ok(finish(exit, b"", 0));
+        }
+        let action = Action::Exec(command.argv.to_vec());
+        let job = self.job(action, command.cwd, command.env, command.timeout)?;
+        let ran = self.sandbox.zygote.run(&job)?;
+        let exit = verdict(ran.reports, command.timeout, self.identity)?;
+        self.sandbox.watch.verify_file_commands()?;
+        self.verify_seeds()?;
+        Ok(finish(exit, &ran.tail, ran.total))
+    }
+
+    /// Resolves `programs` as the command identity would (the probe's trial).
+    pub(crate) fn resolve(
+        &self,
+        programs: &[String],
+        env: &BTreeMap<OsString, OsString>,
+    ) -> Result<Vec<(String, Option<PathBuf>)>, SandboxError> {
+        let job = self.job(
+            Action::Check(programs.to_vec()),
+            &self.layout.work,
+            env,
+            Duration::from_secs(30),
+        )?;
+        let ran = self.sandbox.zygote.run(&job)?;
+        let mut failure = None;
+        for report in ran.reports {
+            match report {
+                Report::Resolved(found) => return Ok(found),
+                Report::Reachable { path, how } => {
+                    return Err(SandboxError::Reachable { path, how });
+                }
+                Report::Setup(why) | Report::SpawnFailed(why) => failure = Some(why),
+                _ => {}
+            }
+        }
+        Err(SandboxError::Setup(
+            failure.unwrap_or_else(|| "the helper reported nothing".into()),
+        ))
+    }
+
+    fn job(
+        &self,
+        action: Action,
+        cwd: &Path,
+        env: &BTreeMap<OsString, OsString>,
+        timeout: Duration,
+    ) -> Result<Job, SandboxError> {
+        let sandbox = self.sandbox;
+        let seeded: Vec<Tool> = self.seeds.iter().map(|(tool, _)| *tool).collect();
+        let env = utf8_env(self.layout.env(env, &seeded, &sandbox.toolchain_env))?;
+        let mut protected = sandbox.protected.clone();
+        protected.extend(self.hidden.iter().cloned());
+        let mounts = if sandbox.level.namespaced() {
+            let rw = std::iter::once(&self.layout.dir).chain(&self.writable);
+            let mut expose: Vec<Exposure> = rw
+                .map(|path| Exposure {
+                    path: path.clone(),
+                    writable: true,
+                })
+                .collect();
+            expose.extend(sandbox.toolchain_dirs.iter().map(|path| Exposure {
+                path: path.clone(),
+                writable: false,
+            }));
+            let mut hide = sandbox.hide.clone();
+            hide.extend(self.hidden.iter().cloned());
+            MountPlan {
+                hide,
+                fresh: sandbox.fresh.clone(),
+                expose,
+            }
+        } else {
+            MountPlan::default()
+        };
+        Ok(Job {
+            level: sandbox.level,
+            action,
+            cwd: cwd.to_path_buf(),
+            env,
+            timeout_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+            identity: self.identity,
+            mounts,
+            protected,
+        })
+    }
+
+    fn verify_seeds(&self) -> Result<(), SandboxError> {
+        match self.seed_watch.changed() {
+            Some((path, what)) => {
+                let tool = self
+                    .seeds
+                    .iter()
+                    .find(|(_, p)| *p == path)
+                    .map_or("?", |(tool, _)| tool.name());
+                Err(SandboxError::SeedChanged { tool, path, what })
+            }
+            None => Ok(()),
+        }
+    }
+}
+
+/// How the command ended, from the helper's reports; a containment failure is an error.
+fn verdict(
+    reports: Vec<Report>,
+    timeout: Duration,
+    identity: Option<Identity>,
+) -> Result<Exit, SandboxError> {
+    let mut exit = None;
+    for report in reports {
+        let this = match report {
+            Report::Reachable { path, how } => {
+                return Err(SandboxError::Reachable { path, how });
+            }
+            Report::Survivors(pids) => {
+                let pids: Vec<String> = pids.iter().map(i32::to_string).collect();
+                return Err(SandboxError::Survivors {
+                    uid: identity.map_or(0, |i| i.uid),
+                    pids: pids.join(", "),
+                });
+            }
+            Report::Setup(why) => return Err(SandboxError::Setup(why)),
+            Report::SpawnFailed(why) => (0, Exit::SpawnFailed(why)),
+            Report::TimedOut => (1, Exit::TimedOut(timeout)),
+            Report::Interrupted => (2, Exit::Signal(nix::libc::SIGKILL)),
+            Report::Exited(code) => (3, Exit::Code(code)),
+            Report::Signalled(signal) => (3, Exit::Signal(signal)),
+            Report::Resolved(_) => continue,
+        };
+        // The most telling report wins: a spawn failure, then a timeout, then an interrupt.
+        if exit.as_ref().is_none_or(|(rank, _)| this.0 < *rank) {
+            exit = Some(this);
+        }
+    }
+    exit.map(|(_, exit)| exit)
+        .ok_or_else(|| SandboxError::Setup("the sandbox helper ended without a result".into()))
+}
+
+/// The job's environment: JSON carries text, so a variable that is not UTF-8 is refused (named,
+/// never quoted: its value may be a secret).
+fn utf8_env(env: BTreeMap<OsString, OsString>) -> Result<Vec<(String, String)>, SandboxError> {
+    env.into_iter()
+        .map(|(k, v)| {
+            let name = k.to_string_lossy().into_owned();
+            let not_utf8 = |what: String| SandboxError::NotUtf8 { what };
+            let k = k
+                .into_string()
+                .map_err(|_| not_utf8(format!("the environment variable name {name}")))?;
+            let v = v
+                .into_string()
+                .map_err(|_| not_utf8(format!("the value of {name}")))?;
+            Ok((k, v))
+        })
+        .collect()
+}
+
+impl Drop for Unit<'_> {
+    fn drop(&mut self) {
+        let _ = layout::remove_tree(&self.layout.dir);
+        // Without namespaces, /tmp, /var/tmp and /dev/shm are shared by every slot.
+        if let (Some(identity), Level::Uid) = (self.identity, self.sandbox.level) {
+            layout::sweep_shared_dirs(identity.uid);
+        }
+        self.sandbox.release(self.slot);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::ffi::OsStringExt;
+
+    #[test]
+    fn containment_failures_are_errors_and_the_most_telling_exit_wins() {
+        let t = Duration::from_secs(5);
+        let id = Some(Identity {
+            uid: 61_000,
+            gid: 61_000,
+        });
+        let err = |reports| verdict(reports, t, id).unwrap_err().to_string();
+        assert_eq!(
+            err(vec![Report::Exited(0), Report::Survivors(vec![12, 13])]),
+            "processes of uid 61000 survived the end of the command (pid 12, 13)"
+        );
+        let reachable = Report::Reachable {
+            path: PathBuf::from("/checkout"),
+            how: "readable".into(),
+        };
+        assert_eq!(
+            err(vec![reachable]),
+            "/checkout is within reach of sandboxed commands (readable); refusing to run"
+        );
+        assert_eq!(
+            err(vec![]),
+            "the sandbox could not be set up: the sandbox helper ended without a result"
+        );
+        let exit = verdict(vec![Report::Exited(1), Report::TimedOut], t, id).unwrap();
+        assert_eq!(exit, Exit::TimedOut(t));
+        let spawn = Report::SpawnFailed("program `x` not found in PATH".into());
+        let exit = verdict(vec![spawn, Report::Exited(127)], t, id).unwrap();
+        assert_eq!(
+            exit.to_string(),
+            "could not start: program `x` not found in PATH"
+        );
+    }
+
+    #[test]
+    fn an_environment_that_is_not_utf8_is_refused() {
+        let mut env = BTreeMap::new();
+        env.insert(
+            OsString::from("LANG"),
+            OsString::from_vec(b"C.\xff".to_vec()),
+        );
+        assert_eq!(
+            utf8_env(env).unwrap_err().to_string(),
+            "the value of LANG is not valid UTF-8 and cannot be passed to a sandboxed command"
+        );
+    }
+}
