@@ -156,6 +156,29 @@ codes! {
     TestOptionNotAllowed => "test_command.option_not_allowed",
     /// An argument or option value the test runner's policy does not accept.
     TestInvalidArgument => "test_command.invalid_argument",
+    /// A go package argument that is not a `./` pattern inside the module (an import path, `all`).
+    TestGoPackage => "test_command.go_package",
+    /// A go `-mod` mode other than `readonly` or `vendor`.
+    TestGoModMode => "test_command.go_mod_mode",
+    /// A unittest argument that names a module or callable instead of a test file.
+    TestUnittestName => "test_command.unittest_name",
+    /// An `@file` argument that makes the runner read more arguments from a file.
+    TestResponseFile => "test_command.response_file",
+    /// A cargo `--target` that is a target specification file rather than a built-in triple.
+    TestTargetSpec => "test_command.target_spec",
+    /// A cargo `-p` that is not a plain name of a workspace member.
+    TestCargoPackage => "test_command.cargo_package",
+    /// A second directory change (`make -C a -C b`).
+    TestDirectoryRepeated => "test_command.directory_repeated",
+    /// A path into a dependency or build directory (`node_modules`, `vendor`, `.venv`, `target`).
+    TestDependencyDir => "test_command.dependency_dir",
+    /// A path that leads outside the checkout through a symbolic link (checked in the workspace).
+    TestPathOutside => "test_command.path_outside",
+    /// A path the repository ignores: generated or downloaded files (checked in the workspace).
+    TestPathIgnored => "test_command.path_ignored",
+    /// A path that does not exist, or is not the directory or file it must be (checked in the
+    /// workspace).
+    TestPathMissing => "test_command.path_missing",
     /// An update whose package name is unusable.
     UpdateInvalidPackage => "update.invalid_package",
     /// An update whose version is unusable.

@@ -27,12 +27,16 @@
 mod commands;
 mod files;
 pub mod grammar;
+pub mod paths;
 pub mod pattern;
 mod runners;
+mod workspace;
 
 pub use commands::CommandMatch;
 pub use files::FilePolicy;
+pub use paths::{PathArg, PathRole};
 pub use runners::TestCommand;
+pub use workspace::check_test_paths;
 
 use crate::finding::clip;
 use crate::plan::ActionType;
@@ -146,10 +150,15 @@ enum PositionalsFile {
 }
 
 #[derive(Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "kebab-case")]
 enum PositionalKind {
     Path,
     Target,
+    Word,
+    Test,
+    GoPackage,
+    PythonFile,
+    Filter,
 }
 
 /// Names of the embedded missions.

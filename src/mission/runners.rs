@@ -4,7 +4,7 @@
 use super::pattern::{
     self, FlagSpec, Mismatch, Pattern, PatternKind, Positionals, Refusal, TestPattern, ValueKind,
 };
-use super::{Mission, PositionalKind, PositionalsFile, TestRunnersFile};
+use super::{Mission, PathArg, PositionalKind, PositionalsFile, TestRunnersFile, paths};
 use crate::finding::{Code, clip};
 use std::collections::BTreeMap;
 
@@ -36,11 +36,14 @@ impl Mission {
         let mut best: Option<Mismatch> = None;
         for candidate in &candidates {
             match candidate.matches(&words) {
-                Ok(()) => {
+                Ok(args) => {
+                    let resolved = paths::check(&words, &args)?;
                     return Ok(TestCommand {
                         text: command.to_string(),
                         script: candidate.script_word(&words),
                         argv: words,
+                        paths: resolved.paths,
+                        cargo_packages: resolved.cargo_packages,
                     });
                 }
                 Err(m) => Mismatch::keep_deepest(&mut best, m),
@@ -66,6 +69,12 @@ pub struct TestCommand {
     pub argv: Vec<String>,
     /// What its pattern's `<script>` matched (`npm run <script>`), if it has one.
     pub script: Option<String>,
+    /// The arguments that name files in the checkout; validation checked them as text, and
+    /// [`super::check_test_paths`] resolves them in the workspace before the command runs.
+    pub paths: Vec<PathArg>,
+    /// Packages named by cargo's `-p`: [`super::check_test_paths`] confirms each is a workspace
+    /// member (cargo would otherwise build and run a dependency's tests).
+    pub cargo_packages: Vec<String>,
 }
 
 /// Programs that fetch and run packages.
@@ -214,12 +223,8 @@ pub(super) fn compile(file: TestRunnersFile) -> Result<Vec<TestPattern>, String>
                 flags.extend(specs.iter().cloned());
             }
             let positionals = match &c.positionals {
-                None | Some(PositionalsFile::Kind(PositionalKind::Path)) => {
-                    Positionals::Kind(ValueKind::Path)
-                }
-                Some(PositionalsFile::Kind(PositionalKind::Target)) => {
-                    Positionals::Kind(ValueKind::Target)
-                }
+                None => Positionals::Kind(ValueKind::Path),
+                Some(PositionalsFile::Kind(kind)) => Positionals::Kind(positional_kind(kind)),
                 Some(PositionalsFile::OneOf(choices)) => {
                     if let Some(bad) = choices.iter().find(|c| ValueKind::Target.check(c).is_err())
                     {
@@ -238,4 +243,16 @@ pub(super) fn compile(file: TestRunnersFile) -> Result<Vec<TestPattern>, String>
             })
         })
         .collect()
+}
+
+fn positional_kind(kind: &PositionalKind) -> ValueKind {
+    match kind {
+        PositionalKind::Path => ValueKind::Path,
+        PositionalKind::Target => ValueKind::Target,
+        PositionalKind::Word => ValueKind::Word,
+        PositionalKind::Test => ValueKind::Test,
+        PositionalKind::GoPackage => ValueKind::GoPackage,
+        PositionalKind::PythonFile => ValueKind::PythonFile,
+        PositionalKind::Filter => ValueKind::Filter,
+    }
 }

@@ -64,6 +64,13 @@ impl Engine<'_> {
             commit.files.len(),
             if commit.files.len() == 1 { "" } else { "s" }
         ));
+        // Validation saw the test command's paths as text; now they exist, in this workspace.
+        crate::mission::check_test_paths(test, workspace.root(), &dir).map_err(|r| {
+            Stop::denied(format!(
+                "[{}] test command is not allowed: {}",
+                r.code, r.message
+            ))
+        })?;
         match self.run_tests(&cell, unit, test, &dir, report)? {
             None => Ok(Built::Ready(Box::new(workspace), commit, Box::new(facts))),
             Some(why) => Ok(Built::TestsFailed(why)),

@@ -14,4 +14,5 @@ mod facts;
 mod github;
 mod gitlab;
 mod packaging;
+mod policy;
 mod schema;

@@ -580,7 +580,7 @@ static SCRIPT: LazyLock<Regex> =
 
 mod test_args;
 
-pub use test_args::{FlagSpec, Positionals, TestPattern, ValueKind};
+pub use test_args::{Arg, FlagSpec, Positionals, TestPattern, ValueKind};
 
 #[cfg(test)]
 mod tests;

@@ -10,12 +10,29 @@ pub enum ValueKind {
     Number,
     /// `<word>`: a name, pattern or list (letters, digits, `_.,:/+@%^*`), no `=`.
     Word,
-    /// `<path>`: a relative path inside the checkout (no `..`, no `.git`).
+    /// `<path>`: a relative path inside the checkout (no `..`, no `.git`) that must exist.
     Path,
+    /// `<dir>`: like `<path>`, an existing directory.
+    Dir,
+    /// `<file>`: like `<path>`, an existing file.
+    File,
+    /// `<cwd>`: a directory the tool changes into before reading its build files; at most one
+    /// per command, since tools resolve a second one from the first (`make -C a -C b`).
+    Cwd,
+    /// `<out>`: a file the tool writes (a report), which need not exist yet.
+    Out,
     /// `<expr>`: a filter expression (`not slow and not db`), letters, digits, spaces, `_.,:=!()~*`.
     Expr,
     /// A build target or task name: letters, digits, `_.:/-`, no `=`.
     Target,
+    /// A test location: a path, optionally followed by `::id` (pytest) or `:line` (rspec).
+    Test,
+    /// A go package pattern inside the module: `.`, `./pkg`, `./...`, `./pkg/...`.
+    GoPackage,
+    /// A Python test file (`tests/test_x.py`), never a dotted name.
+    PythonFile,
+    /// A JavaScript test filter: a path or a name pattern; resolved only when it exists.
+    Filter,
 }
 
 impl ValueKind {
@@ -24,6 +41,10 @@ impl ValueKind {
             "<n>" => ValueKind::Number,
             "<word>" => ValueKind::Word,
             "<path>" => ValueKind::Path,
+            "<dir>" => ValueKind::Dir,
+            "<file>" => ValueKind::File,
+            "<cwd>" => ValueKind::Cwd,
+            "<out>" => ValueKind::Out,
             "<expr>" => ValueKind::Expr,
             _ => return None,
         })
@@ -43,7 +64,7 @@ impl ValueKind {
             }
             ValueKind::Expr => EXPR.is_match(value),
             ValueKind::Target => TARGET.is_match(value) && !has_parent(value),
-            ValueKind::Path => {
+            _ => {
                 PATH.is_match(value)
                     && !has_parent(value)
                     && !value.contains("://")
@@ -60,8 +81,21 @@ impl ValueKind {
                 }
                 ValueKind::Expr => "a filter expression (letters, digits, spaces, `_.,:=!()~*`)",
                 ValueKind::Target => "a target name (letters, digits, `_.:/-`; no `=` or `..`)",
-                ValueKind::Path => "a relative path inside the checkout (no `..`, `.git` or URL)",
+                _ => "a relative path inside the checkout (no `..`, `.git` or URL)",
             })
+        }
+    }
+
+    fn placeholder(self) -> &'static str {
+        match self {
+            ValueKind::Number => "<n>",
+            ValueKind::Word | ValueKind::Target => "<word>",
+            ValueKind::Expr => "<expr>",
+            ValueKind::Dir => "<dir>",
+            ValueKind::File => "<file>",
+            ValueKind::Cwd => "<cwd>",
+            ValueKind::Out => "<out>",
+            _ => "<path>",
         }
     }
 }
@@ -124,10 +158,7 @@ impl FlagSpec {
     pub(super) fn render_spaced(&self) -> String {
         match self.value {
             None => self.name.clone(),
-            Some(ValueKind::Number) => format!("{} <n>", self.name),
-            Some(ValueKind::Word) | Some(ValueKind::Target) => format!("{} <word>", self.name),
-            Some(ValueKind::Path) => format!("{} <path>", self.name),
-            Some(ValueKind::Expr) => format!("{} <expr>", self.name),
+            Some(kind) => format!("{} {}", self.name, kind.placeholder()),
         }
     }
 }
@@ -147,9 +178,23 @@ pub struct TestPattern {
     pub positionals: Positionals,
 }
 
+/// An option's name, value kind and value.
+type FlagValue = (String, ValueKind, String);
+
+/// A value a test command's `<args>` bound: an option's value or a positional argument.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Arg {
+    /// Where it is among the command's words.
+    pub word: usize,
+    /// The option it is the value of (`-C`); `None` for a positional.
+    pub flag: Option<String>,
+    pub kind: ValueKind,
+    pub value: String,
+}
+
 impl TestPattern {
-    /// Matches a test command's words.
-    pub fn matches(&self, words: &[String]) -> Result<(), Mismatch> {
+    /// Matches a test command's words; on success, the values its `<args>` bound.
+    pub fn matches(&self, words: &[String]) -> Result<Vec<Arg>, Mismatch> {
         let tokens = &self.pattern.tokens;
         let args_at = tokens.iter().position(|t| *t == Token::Args);
         let (prefix, suffix) = match args_at {
@@ -200,9 +245,9 @@ impl TestPattern {
                     ),
                 ));
             }
-            return Ok(());
+            return Ok(Vec::new());
         }
-        self.args(middle)
+        self.args(middle, prefix.len())
             .map_err(|(offset, refusal)| Mismatch::at_word(prefix.len() + offset, true, refusal))
     }
 
@@ -256,27 +301,44 @@ impl TestPattern {
             .and_then(|i| words.get(i).cloned())
     }
 
-    /// Checks the words taken by `<args>`; on failure, the offending word's offset.
-    fn args(&self, args: &[String]) -> Result<(), (usize, Refusal)> {
+    /// Checks the words taken by `<args>`, which start at word `start` of the command; on
+    /// failure, the offending word's offset.
+    fn args(&self, args: &[String], start: usize) -> Result<Vec<Arg>, (usize, Refusal)> {
+        let mut bound = Vec::new();
         let mut i = 0;
         while i < args.len() {
             let word = &args[i];
             if word.starts_with('-') && word.len() > 1 {
-                i += self.flag(args, i).map_err(|r| (i, r))?;
+                let (taken, value) = self.flag(args, i).map_err(|r| (i, r))?;
+                if let Some((flag, kind, value)) = value {
+                    bound.push(Arg {
+                        word: start + i + taken - 1,
+                        flag: Some(flag),
+                        kind,
+                        value,
+                    });
+                }
+                i += taken;
             } else {
-                self.positional(word).map_err(|r| (i, r))?;
+                let kind = self.positional(word).map_err(|r| (i, r))?;
+                bound.push(Arg {
+                    word: start + i,
+                    flag: None,
+                    kind,
+                    value: word.clone(),
+                });
                 i += 1;
             }
         }
-        Ok(())
+        Ok(bound)
     }
 
-    /// Accepts the option at `args[i]`; returns how many words it took.
-    fn flag(&self, args: &[String], i: usize) -> Result<usize, Refusal> {
+    /// Accepts the option at `args[i]`; returns how many words it took and the value it bound.
+    fn flag(&self, args: &[String], i: usize) -> Result<(usize, Option<FlagValue>), Refusal> {
         let word = &args[i];
         for spec in &self.flags {
             match spec.value {
-                None if *word == spec.name => return Ok(1),
+                None if *word == spec.name => return Ok((1, None)),
                 None => {}
                 Some(kind) => {
                     let (value, taken) = if spec.glued {
@@ -320,57 +382,63 @@ impl TestPattern {
                     } else {
                         continue;
                     };
-                    return kind.check(value).map(|()| taken).map_err(|expected| {
-                        Refusal::new(
+                    return match kind.check(value) {
+                        Ok(()) => Ok((taken, Some((spec.name.clone(), kind, value.to_string())))),
+                        Err(expected) => Err(Refusal::new(
                             Code::TestInvalidArgument,
                             format!(
                                 "`{}` is not a valid value for `{}`: expected {expected}",
                                 clip(value),
                                 spec.name
                             ),
-                        )
-                    });
+                        )),
+                    };
                 }
             }
         }
+        Err(self.unknown_option(word))
+    }
+
+    fn unknown_option(&self, word: &str) -> Refusal {
         let allowed: Vec<String> = self.flags.iter().map(FlagSpec::render).collect();
         let allowed = if allowed.is_empty() {
             "none".to_string()
         } else {
             allowed.join(", ")
         };
-        Err(Refusal::new(
+        Refusal::new(
             Code::TestOptionNotAllowed,
             format!(
                 "option `{}` is not allowed in `{}`; allowed options: {allowed}",
                 clip(word),
                 self.pattern.source
             ),
-        ))
+        )
     }
 
-    fn positional(&self, word: &str) -> Result<(), Refusal> {
-        match &self.positionals {
-            Positionals::Kind(kind) => kind.check(word).map_err(|expected| {
-                Refusal::new(
-                    Code::TestInvalidArgument,
-                    format!(
-                        "argument `{}` is not allowed in `{}`: expected {expected}",
-                        clip(word),
-                        self.pattern.source
-                    ),
-                )
-            }),
-            Positionals::OneOf(choices) if choices.iter().any(|c| c == word) => Ok(()),
-            Positionals::OneOf(choices) => Err(Refusal::new(
+    /// Accepts a positional argument; returns its kind.
+    fn positional(&self, word: &str) -> Result<ValueKind, Refusal> {
+        let refuse = |why: String| {
+            Refusal::new(
                 Code::TestInvalidArgument,
                 format!(
-                    "argument `{}` is not allowed in `{}`: use one of {}",
+                    "argument `{}` is not allowed in `{}`: {why}",
                     clip(word),
-                    self.pattern.source,
-                    choices.join(", ")
+                    self.pattern.source
                 ),
-            )),
+            )
+        };
+        match &self.positionals {
+            Positionals::Kind(kind) => kind
+                .check(word)
+                .map(|()| *kind)
+                .map_err(|expected| refuse(format!("expected {expected}"))),
+            Positionals::OneOf(choices) if choices.iter().any(|c| c == word) => {
+                Ok(ValueKind::Target)
+            }
+            Positionals::OneOf(choices) => {
+                Err(refuse(format!("use one of {}", choices.join(", "))))
+            }
         }
     }
 }
