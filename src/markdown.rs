@@ -4,16 +4,24 @@
 //! injection. Before they reach a forge:
 //! - a line starting with `/` is escaped: on GitLab it would be a quick action (`/merge`,
 //!   `/approve`, `/close`) run with the bot's rights;
-//! - `@mentions`, `#123` and `!123` references are broken with a zero-width space unless the
-//!   operator allows mentions, so the bot does not ping people or cross-link issues;
+//! - `@mentions` (after any non-word character, `@_name` included), `#123`, `!123`, `GH-123` and
+//!   `&123` references are broken with a zero-width space unless the operator allows mentions, so
+//!   the bot does not ping people or cross-link issues, epics and merge requests; so are images
+//!   (`![x](https://...)`, `<img>`), which would load a remote URL (a tracking beacon) whenever
+//!   the text is viewed: they become links;
 //! - `<!--` is escaped, so the text can neither hide content nor forge Quartermaster's own markers;
 //! - control characters other than line breaks and tabs are dropped.
+//!
+//! Commit messages are plain text: [`commit_line`] breaks the same references (a `fixes #1`
+//! reaching the default branch would close an issue) and CI skip directives (`[skip ci]`).
 
 use regex::Regex;
 use sha2::{Digest, Sha256};
 use std::sync::LazyLock;
 
-const ZWSP: &str = "&#8203;";
+/// A zero-width space: invisible, also in code spans and in plain-text titles, and enough to keep
+/// a forge from reading a mention or a reference.
+const ZWSP: &str = "\u{200B}";
 
 /// Longest body or comment Quartermaster posts: GitHub refuses more than 65,536 characters
 /// (GitLab allows more).
@@ -22,20 +30,37 @@ pub const MAX_POSTED_BODY: usize = 65_000;
 /// table, footer and hidden marker, and must stay under [`MAX_POSTED_BODY`].
 pub const MAX_PLAN_BODY: usize = 60_000;
 
-/// `body` cut to [`MAX_POSTED_BODY`] characters, saying so.
-pub fn cap(body: String) -> String {
-    if body.chars().count() <= MAX_POSTED_BODY {
-        body
+/// `text` cut so that, with `tail` appended whole, it stays within [`MAX_POSTED_BODY`]
+/// characters; the cut is said.
+pub fn cap_before(text: String, tail: &str) -> String {
+    const CUT: &str = "… (truncated)";
+    let room = MAX_POSTED_BODY.saturating_sub(tail.chars().count());
+    let text = if text.chars().count() <= room {
+        text
     } else {
-        body.chars().take(MAX_POSTED_BODY).collect::<String>() + "… (truncated)"
-    }
+        let keep = room.saturating_sub(CUT.chars().count());
+        text.chars().take(keep).collect::<String>() + CUT
+    };
+    text + tail
 }
 
 static MENTION: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(^|[^A-Za-z0-9_`/])@([A-Za-z0-9])").expect("valid regex"));
+    LazyLock::new(|| Regex::new(r"(^|[^A-Za-z0-9_])@([A-Za-z0-9_])").expect("valid regex"));
 // Any `#12` or `!12`, including `owner/repo#12`; not `&#12;`, which is how entities are written.
 static REFERENCE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(^|[^&])([#!])([0-9])").expect("valid regex"));
+// GitHub's `GH-12` and GitLab's epic `&12` (never an entity such as `&#12;` or `&amp;`).
+static OTHER_REFERENCE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?i)(^|[^A-Za-z0-9_])(gh-|&)([0-9])").expect("valid regex"));
+static IMAGE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)<(img|picture|source|video|audio|iframe|object|embed)\b").expect("valid regex")
+});
+static SKIP_CI: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)\[(skip|no) +(ci|actions)\]|\[(ci|actions) +skip\]|\*\*\*no_ci\*\*\*|skip-checks",
+    )
+    .expect("valid regex")
+});
 
 /// Makes agent-written Markdown safe to post (see the module documentation).
 pub fn neutralise(text: &str, allow_mentions: bool) -> String {
@@ -72,9 +97,33 @@ fn break_references(text: &str, allow_mentions: bool) -> String {
     if allow_mentions {
         return text.to_string();
     }
-    let no_mentions = MENTION.replace_all(text, format!("$1@{ZWSP}$2"));
-    REFERENCE
-        .replace_all(&no_mentions, format!("$1$2{ZWSP}$3"))
+    let text = MENTION.replace_all(text, format!("$1@{ZWSP}$2"));
+    let text = REFERENCE.replace_all(&text, format!("$1$2{ZWSP}$3"));
+    let text = OTHER_REFERENCE.replace_all(&text, format!("$1$2{ZWSP}$3"));
+    let text = text.replace("![", "\\![");
+    IMAGE.replace_all(&text, "&lt;$1").into_owned()
+}
+
+/// A line of a commit message from plan text: one line, references broken as in a body, and CI
+/// skip directives (`[skip ci]`, `***NO_CI***`, `skip-checks`) broken so that no CI is skipped.
+pub fn commit_line(text: &str, allow_mentions: bool) -> String {
+    let cleaned: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    let cleaned = SKIP_CI.replace_all(&cleaned, |m: &regex::Captures<'_>| {
+        let found = &m[0];
+        let mut chars = found.chars();
+        let first = chars.next().map(String::from).unwrap_or_default();
+        format!("{first}{ZWSP}{}", chars.as_str())
+    });
+    if allow_mentions {
+        return cleaned.into_owned();
+    }
+    let text = MENTION.replace_all(&cleaned, format!("$1@{ZWSP}$2"));
+    let text = REFERENCE.replace_all(&text, format!("$1$2{ZWSP}$3"));
+    OTHER_REFERENCE
+        .replace_all(&text, format!("$1$2{ZWSP}$3"))
         .into_owned()
 }
 
@@ -156,10 +205,51 @@ mod tests {
         );
         assert_eq!(
             out,
-            "cc @&#8203;alice and @&#8203;org/team, fixes #&#8203;12, see !&#8203;7, mail a@b.c, ref octo/widgets#&#8203;3, &#8203;"
+            "cc @\u{200B}alice and @\u{200B}org/team, fixes #\u{200B}12, see !\u{200B}7, mail a@b.c, ref octo/widgets#\u{200B}3, &#8203;"
         );
         assert_eq!(neutralise("cc @alice #12", true), "cc @alice #12");
-        assert_eq!(neutralise("`@alice`", false), "`@alice`");
+        // After any non-word character, in code spans too (the space is invisible there).
+        for (given, broken) in [
+            ("`@alice`", "`@\u{200B}alice`"),
+            ("team/@alice", "team/@\u{200B}alice"),
+            ("@_name", "@\u{200B}_name"),
+            ("see GH-12 and gh-3", "see GH-\u{200B}12 and gh-\u{200B}3"),
+            (
+                "epic &12, not &#12; or &amp;",
+                "epic &\u{200B}12, not &#12; or &amp;",
+            ),
+        ] {
+            assert_eq!(neutralise(given, false), broken, "{given}");
+        }
+    }
+
+    #[test]
+    fn remote_images_become_links() {
+        assert_eq!(
+            neutralise("![beacon](https://evil.example/t.gif) <IMG src=x>", false),
+            "\\![beacon](https://evil.example/t.gif) &lt;IMG src=x>"
+        );
+        assert_eq!(neutralise("![x](y)", true), "![x](y)");
+    }
+
+    #[test]
+    fn commit_lines_close_nothing_and_skip_no_ci() {
+        assert_eq!(
+            commit_line("fixes #1 [skip ci] @alice\n[CI skip] ***NO_CI***", false),
+            "fixes #\u{200B}1 [\u{200B}skip ci] @\u{200B}alice [\u{200B}CI skip] *\u{200B}**NO_CI***"
+        );
+        assert_eq!(
+            commit_line("[skip actions] #1", true),
+            "[\u{200B}skip actions] #1"
+        );
+    }
+
+    #[test]
+    fn a_capped_body_keeps_its_tail_whole() {
+        let body = cap_before("x".repeat(MAX_POSTED_BODY), "\n<!-- marker -->");
+        assert_eq!(body.chars().count(), MAX_POSTED_BODY);
+        assert!(body.ends_with("… (truncated)\n<!-- marker -->"));
+        assert_eq!(cap_before("short".into(), "!"), "short!");
     }
 
     #[test]
@@ -196,7 +286,7 @@ mod tests {
         assert_eq!(cell("PR #1"), "PR #1");
         assert_eq!(
             one_line("/close\nnow @bob", false),
-            "/close now @&#8203;bob"
+            "/close now @\u{200B}bob"
         );
     }
 }

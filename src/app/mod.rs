@@ -16,7 +16,6 @@ use crate::report::{
 };
 use crate::run::{Engine, Settings};
 use crate::validate::{self, ValidatedPlan, Validation};
-use base64::Engine as _;
 use secrecy::ExposeSecret;
 use std::sync::{Arc, Mutex};
 use std::time::{Instant, SystemTime};
@@ -199,17 +198,11 @@ fn settings(config: &RunConfig, scratch: &std::path::Path) -> Settings {
     }
 }
 
-/// The token as it may travel: raw, and base64 in HTTP basic credentials.
-pub fn secret_forms(config: &RunConfig) -> Vec<String> {
-    let Some(token) = &config.token else {
-        return Vec::new();
-    };
-    let token = token.expose_secret();
-    let b64 = |s: String| base64::engine::general_purpose::STANDARD.encode(s);
-    vec![
-        token.to_string(),
-        b64(format!("x-access-token:{token}")),
-        b64(format!("oauth2:{token}")),
-        b64(format!(":{token}")),
-    ]
+/// The token in the forms it may travel in.
+fn secret_forms(config: &RunConfig) -> Vec<String> {
+    config
+        .token
+        .as_ref()
+        .map(|t| crate::config::secret_forms(t.expose_secret()))
+        .unwrap_or_default()
 }

@@ -99,11 +99,13 @@ impl Progress {
         self.line(&format!("      {text}"));
     }
 
-    /// Shows the tail of a failed child's output.
+    /// Shows the tail of a failed child's output, with control characters and escape sequences
+    /// made visible (`\x1b`) so that the output cannot move the cursor, retitle the terminal or
+    /// hide lines of the job log.
     pub fn failure_output(&self, tail: &str) {
         let lines: Vec<&str> = tail.lines().collect();
         for line in &lines[lines.len().saturating_sub(20)..] {
-            self.line(&format!("      | {line}"));
+            self.line(&format!("      | {}", visible(line)));
         }
     }
 
@@ -120,6 +122,19 @@ impl Progress {
             self.line("::endgroup::");
         }
     }
+}
+
+/// `text` with every control character but the tab written as an escape (`\x1b`).
+fn visible(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_control() && c != '\t' {
+            out.push_str(&format!("\\x{:02x}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -156,6 +171,16 @@ mod tests {
                 "::TOKEN::",
                 "::endgroup::",
             ]
+        );
+    }
+
+    #[test]
+    fn child_output_cannot_steer_the_terminal() {
+        let (progress, lines) = captured(false);
+        progress.failure_output("\u{1b}[2J\u{1b}]0;pwned\u{7}ok\r\tdone");
+        assert_eq!(
+            lines.lock().unwrap().as_slice(),
+            ["      | \\x1b[2J\\x1b]0;pwned\\x07ok\\x0d\tdone"]
         );
     }
 

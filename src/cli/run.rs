@@ -14,13 +14,14 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 pub fn command(flags: Inputs) -> ExitCode {
-    let tokens = match take_tokens() {
-        Ok(tokens) => tokens,
+    let (tokens, holders) = match take_tokens() {
+        Ok(taken) => taken,
         Err(e) => return fail(&e),
     };
     init_logging();
     let vars = || std::env::vars().chain(tokens.iter().cloned());
-    let config = match Inputs::from_vars(vars()).and_then(|env| {
+    let config = match Inputs::from_vars(vars()).and_then(|mut env| {
+        env.token_holders = holders;
         let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
         RunConfig::resolve(flags.combine(env), CiEnv::from_vars(vars()), cwd)
     }) {
@@ -83,10 +84,15 @@ fn write_outputs(config: &RunConfig, report: &RunReport, progress: &Progress) ->
     written
 }
 
-/// Takes the token variables out of the environment, and every other variable holding one of
-/// their values, before any thread starts: children, and anything reading
-/// `/proc/<pid>/environ`, find none of them. Returns them for the configuration.
-fn take_tokens() -> Result<Vec<(String, String)>, ConfigError> {
+/// The token variables taken out of the environment, and the names of every variable that held
+/// one of their values.
+type Taken = (Vec<(String, String)>, Vec<String>);
+
+/// Takes the token variables out of the environment before any thread starts, and every other
+/// variable holding one of their values: children, and anything reading `/proc/<pid>/environ`,
+/// find none of them. Returns the tokens, and the names of the variables that held one (raw or
+/// encoded), for the configuration.
+fn take_tokens() -> Result<Taken, ConfigError> {
     let setup = |e: sandbox::SandboxError| ConfigError::new(format!("token hygiene: {e}"));
     let mut taken = Vec::new();
     for name in env_vars::TAKEN_AT_START {
@@ -95,10 +101,22 @@ fn take_tokens() -> Result<Vec<(String, String)>, ConfigError> {
         }
     }
     // A short value would match unrelated variables; real tokens are long.
-    for (_, value) in taken.iter().filter(|(_, v)| v.len() >= 8) {
-        sandbox::wipe_value(value).map_err(setup)?;
+    let forms: Vec<String> = taken
+        .iter()
+        .filter(|(_, v)| v.len() >= 8)
+        .flat_map(|(_, v)| crate::config::secret_forms(v))
+        .collect();
+    let holders: Vec<String> = std::env::vars_os()
+        .filter(|(_, value)| {
+            let value = value.to_string_lossy();
+            forms.iter().any(|f| value.contains(f.as_str()))
+        })
+        .map(|(name, _)| name.to_string_lossy().into_owned())
+        .collect();
+    for form in &forms {
+        sandbox::wipe_value(form).map_err(setup)?;
     }
-    Ok(taken)
+    Ok((taken, holders))
 }
 
 fn init_logging() {

@@ -140,6 +140,11 @@ pub struct Inputs {
     #[arg(skip)]
     #[serde(deserialize_with = "set")]
     pub token_is_default: Option<String>,
+    /// The variables whose values held the token (raw or encoded) when Quartermaster started; they
+    /// are gone from its environment, and never passed to commands.
+    #[arg(skip)]
+    #[serde(skip)]
+    pub token_holders: Vec<String>,
 }
 
 /// A variable's value; empty means unset.
@@ -213,6 +218,7 @@ impl Inputs {
             forge_write_interval: self.forge_write_interval.or(fallback.forge_write_interval),
             forge_max_wait: self.forge_max_wait.or(fallback.forge_max_wait),
             token: self.token.or(fallback.token),
+            token_holders: [self.token_holders, fallback.token_holders].concat(),
             token_is_default: self.token_is_default.or(fallback.token_is_default),
         }
     }

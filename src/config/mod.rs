@@ -82,7 +82,7 @@ impl RunConfig {
             .ok_or_else(|| ConfigError::new("no plan given: pass --plan FILE or set QM_PLAN"))?;
         let forge = forge_kind(inputs.forge.as_deref(), &ci)?;
         let (token, token_source) = token(&inputs, &ci, forge);
-        let extra_env = extra_env(inputs.extra_env.clone(), token.as_deref())?;
+        let extra_env = extra_env(inputs.extra_env.clone(), &inputs.token_holders)?;
         let flag = |name: &str, value: &Option<String>| -> Result<bool, ConfigError> {
             value.as_deref().map_or(Ok(false), |v| parse_bool(name, v))
         };
@@ -237,8 +237,24 @@ fn token(inputs: &Inputs, ci: &CiEnv, forge: ForgeKind) -> (Option<String>, Opti
     }
 }
 
-/// Checks the extra variables for children: names only, and never one holding credentials.
-fn extra_env(names: Vec<String>, token: Option<&str>) -> Result<Vec<String>, ConfigError> {
+/// The token as it may travel: raw, and base64 in HTTP basic credentials (what logs and captured
+/// output are redacted of, and what no variable handed to a command may hold).
+pub fn secret_forms(token: &str) -> Vec<String> {
+    use base64::Engine as _;
+    let b64 = |s: String| base64::engine::general_purpose::STANDARD.encode(s);
+    vec![
+        token.to_string(),
+        b64(format!("x-access-token:{token}")),
+        b64(format!("oauth2:{token}")),
+        b64(format!(":{token}")),
+        b64(token.to_string()),
+    ]
+}
+
+/// Checks the extra variables for children: names only, and never one holding credentials
+/// (`holders`: the variables whose values contained the token, raw or encoded, when Quartermaster
+/// started).
+fn extra_env(names: Vec<String>, holders: &[String]) -> Result<Vec<String>, ConfigError> {
     for name in &names {
         let valid = name
             .chars()
@@ -255,10 +271,7 @@ fn extra_env(names: Vec<String>, token: Option<&str>) -> Result<Vec<String>, Con
                 "extra-env: `{name}` holds forge credentials and is never passed to agent commands"
             )));
         }
-        if let (Some(t), Ok(value)) = (token, std::env::var(name))
-            && !value.is_empty()
-            && value == t
-        {
+        if holders.contains(name) {
             return Err(ConfigError::new(format!(
                 "extra-env: `{name}` holds the forge token and is never passed to agent commands"
             )));

@@ -136,3 +136,18 @@ fn forge_settings_follow_the_token_policy() {
     assert_eq!(settings.api_url, "https://gitlab.example.com/api/v4");
     assert_eq!(settings.project, "g/p");
 }
+
+#[test]
+fn extra_env_never_passes_a_variable_that_held_the_token() {
+    let mut inputs = flags("p.json");
+    inputs.extra_env = vec!["DEPLOY_AUTH".into()];
+    inputs.token_holders = vec!["DEPLOY_AUTH".into()];
+    let err = resolve(inputs, CiEnv::default()).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "extra-env: `DEPLOY_AUTH` holds the forge token and is never passed to agent commands"
+    );
+    let forms = secret_forms("tok3n-value");
+    assert!(forms.contains(&"eC1hY2Nlc3MtdG9rZW46dG9rM24tdmFsdWU=".to_string()));
+    assert_eq!(forms.len(), 5);
+}

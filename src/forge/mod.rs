@@ -272,8 +272,15 @@ pub trait Forge: Send + Sync {
         Ok(None)
     }
 
-    /// The open issue with exactly this title that carries `label`, if any.
-    async fn find_open_issue(&self, title: &str, label: &str) -> Result<Option<Issue>>;
+    /// The open issue with exactly this title that carries `label` and whose body holds `marker`
+    /// (Quartermaster's hidden marker: a human's issue with the same title and label is never
+    /// Quartermaster's to rewrite), if any.
+    async fn find_open_issue(
+        &self,
+        title: &str,
+        label: &str,
+        marker: &str,
+    ) -> Result<Option<Issue>>;
 
     async fn issue(&self, number: u64) -> Result<Option<Issue>>;
 

@@ -171,12 +171,19 @@ impl PersistedCredentials {
                 if has_userinfo(value) {
                     found.urls.push((name.to_string(), redact_userinfo(value)));
                 }
-            } else if (lower == "include.path"
-                || lower.starts_with("includeif.") && lower.ends_with(".path"))
+            } else if lower.starts_with("credential.") && lower.ends_with(".helper") {
+                match store_file(config_path, value) {
+                    Some(file) => found.included_files.push(file),
+                    // A shell helper can hold the token in its own text.
+                    None if value.trim_start().starts_with('!') => {
+                        found.removed.push(name.to_string());
+                    }
+                    None => {}
+                }
+            } else if is_include(&lower)
                 && let Some(file) = resolve_include(config_path, value)
-                && holds_credentials(&file)
             {
-                found.included_files.push(file);
+                credential_files(&file, &mut found.included_files, 0);
             }
         }
         Ok(found)
@@ -222,6 +229,60 @@ fn strip_suffix_ci<'s>(s: &'s str, suffix: &str) -> Option<&'s str> {
     (s.is_char_boundary(split) && s[split..].eq_ignore_ascii_case(suffix)).then(|| &s[..split])
 }
 
+fn is_include(lower_name: &str) -> bool {
+    lower_name == "include.path"
+        || lower_name.starts_with("includeif.") && lower_name.ends_with(".path")
+}
+
+/// Includes nest no deeper than this (git's own limit is 10).
+const MAX_INCLUDE_DEPTH: usize = 10;
+
+/// `file`, an included config, when it holds credentials, and those it includes in turn.
+fn credential_files(file: &Path, out: &mut Vec<PathBuf>, depth: usize) {
+    if out.iter().any(|f| f == file) || depth > MAX_INCLUDE_DEPTH {
+        return;
+    }
+    if holds_credentials(file) {
+        out.push(file.to_path_buf());
+    }
+    let Ok(config) = git2::Config::open(file) else {
+        return;
+    };
+    let Ok(mut entries) = config.entries(None) else {
+        return;
+    };
+    let mut nested = Vec::new();
+    while let Some(Ok(entry)) = entries.next() {
+        if entry.include_depth() == 0
+            && let (Ok(name), Ok(value)) = (entry.name(), entry.value())
+            && is_include(&name.to_ascii_lowercase())
+            && let Some(inner) = resolve_include(file, value)
+        {
+            nested.push(inner);
+        }
+    }
+    for inner in nested {
+        credential_files(&inner, out, depth + 1);
+    }
+}
+
+/// The file a `store --file <path>` credential helper keeps passwords in, when it exists.
+fn store_file(config_path: &Path, helper: &str) -> Option<PathBuf> {
+    let words = shell_words::split(helper).ok()?;
+    let (program, args) = words.split_first()?;
+    if program != "store" {
+        return None;
+    }
+    let path = args.iter().enumerate().find_map(|(i, arg)| {
+        arg.strip_prefix("--file=").map(String::from).or_else(|| {
+            (arg == "--file")
+                .then(|| args.get(i + 1).cloned())
+                .flatten()
+        })
+    })?;
+    resolve_include(config_path, &path)
+}
+
 fn resolve_include(config_path: &Path, value: &str) -> Option<PathBuf> {
     let path = if let Some(rest) = value.strip_prefix("~/") {
         PathBuf::from(std::env::var_os("HOME")?).join(rest)
@@ -243,4 +304,63 @@ fn holds_credentials(file: &Path) -> bool {
             || lower.contains("authorization")
             || lower.contains("@") && lower.contains("://")
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A token two includes deep, and one in a `store --file` credential file, are hidden while
+    /// the guard lives and restored byte for byte after.
+    #[test]
+    fn nested_includes_and_credential_store_files_are_hidden() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = git2::Repository::init(dir.path().join("checkout")).unwrap();
+        let inner = dir.path().join("inner.config");
+        let outer = dir.path().join("outer.config");
+        let store = dir.path().join("store");
+        let header =
+            "[http \"https://github.com/\"]\n\textraheader = AUTHORIZATION: basic c2VjcmV0\n";
+        std::fs::write(&inner, header).unwrap();
+        std::fs::write(&outer, format!("[include]\n\tpath = {}\n", inner.display())).unwrap();
+        std::fs::write(&store, "https://x-access-token:s3cret@github.com\n").unwrap();
+        let mut config = repo.config().unwrap();
+        config
+            .set_str("include.path", &outer.display().to_string())
+            .unwrap();
+        config
+            .set_str(
+                "credential.helper",
+                &format!("store --file {}", store.display()),
+            )
+            .unwrap();
+        config
+            .set_str(
+                "credential.https://example.com.helper",
+                "!f() { echo password=x; }; f",
+            )
+            .unwrap();
+        let config_before = std::fs::read(repo.path().join("config")).unwrap();
+        let guard = CredentialGuard::neutralise(&dir.path().join("checkout")).unwrap();
+        assert!(guard.is_active());
+        assert_eq!(std::fs::read_to_string(&inner).unwrap(), "");
+        assert_eq!(std::fs::read_to_string(&store).unwrap(), "");
+        assert_eq!(
+            std::fs::read_to_string(&outer).unwrap(),
+            format!("[include]\n\tpath = {}\n", inner.display()),
+            "an include holding no credential itself stays"
+        );
+        let hidden = std::fs::read_to_string(repo.path().join("config")).unwrap();
+        assert!(!hidden.contains("password=x"), "{hidden}");
+        drop(guard);
+        assert_eq!(std::fs::read_to_string(&inner).unwrap(), header);
+        assert_eq!(
+            std::fs::read_to_string(&store).unwrap(),
+            "https://x-access-token:s3cret@github.com\n"
+        );
+        assert_eq!(
+            std::fs::read(repo.path().join("config")).unwrap(),
+            config_before
+        );
+    }
 }

@@ -52,6 +52,14 @@ pub enum GitError {
     )]
     Tampered,
     #[error(
+        "after the push, the remote's {branch} is {found}, not the commit Quartermaster checked ({expected})"
+    )]
+    NotPushed {
+        branch: String,
+        expected: String,
+        found: String,
+    },
+    #[error(
         "the commands changed {count} files (at most {MAX_CHANGED_FILES}); is a build or dependency directory missing from .gitignore?"
     )]
     TooManyChanges { count: usize },

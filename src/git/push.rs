@@ -86,3 +86,72 @@ pub(super) fn push(
         None => Ok(()),
     }
 }
+
+/// After a push: the remote's `branch` must be exactly `commit`, what Quartermaster checked.
+pub(super) fn confirm(
+    repo: &git2::Repository,
+    spec: &RemoteSpec,
+    branch: &str,
+    commit: git2::Oid,
+) -> Result<()> {
+    let mut remote = open_remote(repo, spec)?;
+    let connection = remote
+        .connect_auth(git2::Direction::Fetch, Some(spec.callbacks()), None)
+        .map_err(|e| spec.classify("confirming the push", e))?;
+    let wanted = format!("refs/heads/{branch}");
+    let tip = connection
+        .list()
+        .map_err(|e| spec.classify("confirming the push", e))?
+        .iter()
+        .find(|h| h.name() == wanted)
+        .map(git2::RemoteHead::oid);
+    match tip {
+        Some(tip) if tip == commit => Ok(()),
+        found => Err(GitError::NotPushed {
+            branch: branch.to_string(),
+            expected: commit.to_string(),
+            found: found.map_or("nothing".to_string(), |o| o.to_string()),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::git::RemoteUrl;
+
+    /// A remote whose branch is not the commit Quartermaster pushed (a hook rewrote it, another
+    /// push won a race) is an error naming both.
+    #[test]
+    fn a_remote_tip_that_is_not_the_pushed_commit_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let remote = git2::Repository::init_bare(dir.path().join("remote.git")).unwrap();
+        let tree = remote
+            .find_tree(remote.treebuilder(None).unwrap().write().unwrap())
+            .unwrap();
+        let who = git2::Signature::now("t", "t@example.com").unwrap();
+        let commit = |message: &str| {
+            remote
+                .commit(None, &who, &who, message, &tree, &[])
+                .unwrap()
+        };
+        let (pushed, other) = (commit("pushed"), commit("other"));
+        remote
+            .reference("refs/heads/quartermaster/x", other, true, "t")
+            .unwrap();
+        let spec = RemoteSpec {
+            url: RemoteUrl::new(dir.path().join("remote.git").display().to_string()),
+            username: None,
+            token: None,
+        };
+        let local = git2::Repository::init_bare(dir.path().join("local.git")).unwrap();
+        let err = confirm(&local, &spec, "quartermaster/x", pushed).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "after the push, the remote's quartermaster/x is {other}, not the commit Quartermaster checked ({pushed})"
+            )
+        );
+        assert!(confirm(&local, &spec, "quartermaster/x", other).is_ok());
+    }
+}

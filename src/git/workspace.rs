@@ -1,6 +1,6 @@
 //! Workspaces: a throwaway checkout of one commit whose git directory lives apart from its files.
 
-use super::push::push;
+use super::push::{confirm, push};
 use super::{
     GitError, Identity, MAX_CHANGED_FILES, Mirror, RemoteSpec, Result, fingerprint, git, io,
 };
@@ -199,16 +199,15 @@ impl Workspace {
         expected: Option<git2::Oid>,
     ) -> Result<()> {
         self.check_untampered()?;
-        let local = format!("refs/heads/{branch}");
-        self.repo
-            .reference(&local, commit, true, "quartermaster")
-            .map_err(git("naming the commit"))?;
+        // The commit id itself goes out, not a local ref naming it: nothing can move a ref between
+        // the check and the push.
         push(
             &self.repo,
             remote,
-            &format!("+{local}:{local}"),
+            &format!("+{commit}:refs/heads/{branch}"),
             branch,
             expected,
-        )
+        )?;
+        confirm(&self.repo, remote, branch, commit)
     }
 }

@@ -55,7 +55,7 @@ impl Engine<'_> {
         if let Some(stop) = refusal(&facts) {
             return Ok(Built::Unverified(stop));
         }
-        let message = commit_message(unit, &facts);
+        let message = commit_message(unit, &facts, self.settings.allow_mentions);
         let commit = workspace.commit(staged, &message, &self.settings.author)?;
         self.progress.step(&format!(
             "committed {} as {} ({} file{})",

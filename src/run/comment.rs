@@ -3,7 +3,7 @@
 use super::Engine;
 use super::stop::{Done, Stop};
 use crate::forge::Target;
-use crate::markdown::{self, cap};
+use crate::markdown::{self, cap_before};
 use crate::report::{ActionReport, CommentRef, Operation, Status};
 
 impl Engine<'_> {
@@ -46,10 +46,11 @@ impl Engine<'_> {
                 "dry run: would comment on #{number}"
             )));
         }
-        let body = cap(format!(
-            "{}\n\n{marker}",
-            markdown::neutralise(text, self.settings.allow_mentions)
-        ));
+        // The marker goes after the cut: a long comment must still be recognised next time.
+        let body = cap_before(
+            markdown::neutralise(text, self.settings.allow_mentions),
+            &format!("\n\n{marker}"),
+        );
         let posted = self.forge.create_comment(target, &body).await?;
         report.comments.push(CommentRef {
             on,

@@ -5,7 +5,7 @@ use super::Engine;
 use super::stop::{Done, Stop};
 use super::text::with_bot_label;
 use crate::forge::{NewIssue, Target};
-use crate::markdown::{self, cap};
+use crate::markdown::{self, cap_before};
 use crate::plan::{CommentIssue, CreateIssue};
 use crate::report::{ActionReport, IssueRef, Operation, Status};
 
@@ -17,16 +17,15 @@ impl Engine<'_> {
     ) -> Done {
         let allow = self.settings.allow_mentions;
         let title = markdown::one_line(&a.title, allow);
-        let mut body = markdown::neutralise(&a.body, allow);
-        body.push_str(&format!(
-            "\n\n---\n<sub>Opened by Quartermaster from an agent's plan.</sub>\n{}",
-            markdown::marker("issue", &title)
-        ));
-        let body = cap(body);
+        let marker = markdown::marker("issue", &title);
+        let footer =
+            format!("\n\n---\n<sub>Opened by Quartermaster from an agent's plan.</sub>\n{marker}");
+        // The marker goes after the cut: a long body must still be found again.
+        let body = cap_before(markdown::neutralise(&a.body, allow), &footer);
         let labels = with_bot_label(&a.labels, &self.settings.bot_label);
         let existing = self
             .forge
-            .find_open_issue(&title, &self.settings.bot_label)
+            .find_open_issue(&title, &self.settings.bot_label, &marker)
             .await?;
         let (issue, operation) = match existing {
             Some(issue) if issue.body == body => (issue, Operation::Unchanged),

@@ -100,13 +100,10 @@ fn package_cell(name: &str, link: Option<&str>) -> String {
     }
 }
 
-/// The commit message of a unit: its title, then one line per update as the lock files show it.
-pub fn commit_message(unit: &Unit<'_>, facts: &Verdict) -> String {
-    let title: String = unit
-        .title_from(facts)
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
+/// The commit message of a unit: its title (neutralised: plan text closes no issue and skips no
+/// CI), then one line per update as the lock files show it.
+pub fn commit_message(unit: &Unit<'_>, facts: &Verdict, allow_mentions: bool) -> String {
+    let title = markdown::commit_line(&unit.title_from(facts), allow_mentions);
     let mut message = format!("{title}\n\n");
     for u in &facts.updates {
         message.push_str(&format!(

@@ -122,41 +122,37 @@ async fn comments(forge: &dyn Forge) {
     );
 }
 
-/// Issues are found by exact title and label, and their bodies can be replaced.
+/// Issues are found by exact title, label and marker, and their bodies can be replaced; a
+/// human's issue with the same title and label is not Quartermaster's.
 async fn issues(forge: &dyn Forge) {
-    let new = NewIssue {
+    const MARKER: &str = "<!-- quartermaster:issue:0123456789abcdef -->";
+    let human = NewIssue {
         title: "Major update for pgx".into(),
-        body: "Migration guide.".into(),
+        body: "I track this myself.".into(),
         labels: vec!["quartermaster".into()],
     };
+    let find =
+        |title: &'static str, label: &'static str| forge.find_open_issue(title, label, MARKER);
+    forge.create_issue(&human).await.unwrap();
     assert_eq!(
-        forge
-            .find_open_issue(&new.title, "quartermaster")
-            .await
-            .unwrap(),
+        find("Major update for pgx", "quartermaster").await.unwrap(),
         None
     );
+    let new = NewIssue {
+        body: format!("Migration guide.\n{MARKER}"),
+        ..human
+    };
     let issue = forge.create_issue(&new).await.unwrap();
-    let found = forge
-        .find_open_issue(&new.title, "quartermaster")
+    let found = find("Major update for pgx", "quartermaster")
         .await
         .unwrap()
         .unwrap();
     assert_eq!(found.number, issue.number);
     assert_eq!(
-        forge
-            .find_open_issue(&new.title, "other-label")
-            .await
-            .unwrap(),
+        find("Major update for pgx", "other-label").await.unwrap(),
         None
     );
-    assert_eq!(
-        forge
-            .find_open_issue("Major update", "quartermaster")
-            .await
-            .unwrap(),
-        None
-    );
+    assert_eq!(find("Major update", "quartermaster").await.unwrap(), None);
     let read = forge.issue(issue.number).await.unwrap().unwrap();
     assert_eq!(
         (read.state, read.labels.clone()),

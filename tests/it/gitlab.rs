@@ -214,7 +214,7 @@ fn quick_actions_in_plan_text_are_escaped() {
     assert_eq!(run.code, 0, "{}", run.said());
     let body = f.issues()[0]["body"].as_str().unwrap().to_string();
     assert!(
-        body.starts_with("See the changelog.\n\\/merge\n\\/approve\ncc @&#8203;maintainer"),
+        body.starts_with("See the changelog.\n\\/merge\n\\/approve\ncc @\u{200B}maintainer"),
         "{body}"
     );
 }

@@ -16,3 +16,4 @@ mod gitlab;
 mod packaging;
 mod policy;
 mod schema;
+mod text;

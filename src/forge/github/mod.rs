@@ -263,7 +263,12 @@ impl Forge for GithubForge {
         ))
     }
 
-    async fn find_open_issue(&self, title: &str, label: &str) -> Result<Option<Issue>> {
+    async fn find_open_issue(
+        &self,
+        title: &str,
+        label: &str,
+        marker: &str,
+    ) -> Result<Option<Issue>> {
         let uri = format!(
             "{}?{}",
             self.path("/issues"),
@@ -275,7 +280,7 @@ impl Forge for GithubForge {
             .into_iter()
             .filter(|i| i.pull_request.is_none() && i.title == title)
             .map(Self::issue_of)
-            .next())
+            .find(|i| i.body.contains(marker)))
     }
 
     async fn issue(&self, number: u64) -> Result<Option<Issue>> {
@@ -300,7 +305,7 @@ impl Forge for GithubForge {
                     .await?;
                 Ok(Self::issue_of(parse(&r.body, "opening the issue")?))
             },
-            || self.find_open_issue(&new.title, &label),
+            || self.find_open_issue(&new.title, &label, &new.body),
         )
         .await
     }

@@ -325,7 +325,12 @@ impl Forge for GitlabForge {
         ))
     }
 
-    async fn find_open_issue(&self, title: &str, label: &str) -> Result<Option<Issue>> {
+    async fn find_open_issue(
+        &self,
+        title: &str,
+        label: &str,
+        marker: &str,
+    ) -> Result<Option<Issue>> {
         let e = api::issues::ProjectIssues::builder()
             .project(self.project.as_str())
             .label(label)
@@ -339,7 +344,7 @@ impl Forge for GitlabForge {
             .into_iter()
             .filter(|i| i.title == title)
             .map(Self::issue_of)
-            .next())
+            .find(|i| i.body.contains(marker)))
     }
 
     async fn issue(&self, number: u64) -> Result<Option<Issue>> {
@@ -367,7 +372,7 @@ impl Forge for GitlabForge {
             3,
             Duration::from_secs(1),
             || async { Ok(Self::issue_of(self.fetch(&e, "opening the issue").await?)) },
-            || self.find_open_issue(&new.title, &label),
+            || self.find_open_issue(&new.title, &label, &new.body),
         )
         .await
     }
