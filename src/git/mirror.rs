@@ -115,6 +115,7 @@ impl Mirror {
             parents,
             author_email: commit.author().email().unwrap_or_default().to_string(),
             committer_email: commit.committer().email().unwrap_or_default().to_string(),
+            message: String::from_utf8_lossy(commit.message_bytes()).into_owned(),
         })
     }
 

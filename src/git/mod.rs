@@ -145,6 +145,7 @@ pub struct CommitInfo {
     pub parents: Vec<git2::Oid>,
     pub author_email: String,
     pub committer_email: String,
+    pub message: String,
 }
 
 /// The parts of a workspace's git directory a command could change to redirect a push.

@@ -53,6 +53,10 @@ pub struct PullRequestRef {
     pub url: String,
     pub branch: String,
     pub operation: Operation,
+    /// The commit whose build was reused: the branch already held this very build on this base,
+    /// so no command and no test ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reused: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]

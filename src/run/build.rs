@@ -18,16 +18,25 @@ use crate::sandbox::{Command, Outcome, SandboxError, Unit as Cell, UnitSpec};
 use std::collections::BTreeSet;
 use std::path::Path;
 
+/// One branch to build.
+pub struct Job<'j> {
+    pub unit: &'j Unit<'j>,
+    pub working_dir: Option<&'j str>,
+    pub test: &'j TestCommand,
+    /// The commit the branch is built on.
+    pub base: git2::Oid,
+    /// The build's digest ([`super::digest`]), recorded in the PR.
+    pub build: String,
+}
+
 impl Engine<'_> {
     /// Runs the unit's commands in a fresh workspace, commits, and runs the tests.
     pub(super) fn build(
         &mut self,
-        unit: &Unit<'_>,
-        working_dir: Option<&str>,
-        test: &TestCommand,
-        base: git2::Oid,
+        job: &Job<'_>,
         report: &mut ActionReport,
     ) -> Result<Built, Stop> {
+        let (unit, working_dir, test, base) = (job.unit, job.working_dir, job.test, job.base);
         let cell = self
             .sandbox
             .unit(UnitSpec::default())

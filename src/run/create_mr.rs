@@ -2,6 +2,8 @@
 //! open or update the PR of each branch whose tests pass.
 
 use super::Engine;
+use super::build::Job;
+use super::digest::{self, BuildInputs};
 use super::stop::{Done, Stop};
 use super::text::PrBody;
 use super::unit::{self, Built, Outcome, Unit};
@@ -92,7 +94,27 @@ impl<'a> Engine<'a> {
             return Outcome::Refused(stop);
         }
         let dir = a.working_dir.as_deref();
-        let (workspace, commit, facts) = match self.build(unit, dir, &recipe.test, base, report) {
+        let job = Job {
+            unit,
+            working_dir: dir,
+            test: &recipe.test,
+            base,
+            build: BuildInputs {
+                unit,
+                test: &recipe.test,
+                working_dir: dir,
+                mission: self.plan.mission(),
+                description: Some(&a.description),
+                labels: &a.labels,
+            }
+            .digest(),
+        };
+        match self.reusable(&unit.branch, open.as_ref(), &job.build, base) {
+            Ok(Some(pr)) => return Outcome::Landed(pr),
+            Ok(None) => {}
+            Err(stop) => return Outcome::Refused(stop),
+        }
+        let (workspace, commit, facts) = match self.build(&job, report) {
             Ok(Built::Ready(ws, commit, facts)) => (ws, commit, facts),
             Ok(Built::NoChanges) => return Outcome::NoChanges,
             Ok(Built::CommandFailed(why)) => return Outcome::CommandFailed(why),
@@ -117,6 +139,7 @@ impl<'a> Engine<'a> {
             allow_mentions: self.settings.allow_mentions,
         }
         .render();
+        let body = digest::mark(&body, &digest::marker(&job.build, base));
         let pr = super::publish::Publication {
             workspace: &workspace,
             commit: &commit,

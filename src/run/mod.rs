@@ -17,12 +17,14 @@
 mod build;
 mod comment;
 mod create_mr;
+mod digest;
 mod git_state;
 mod issues;
 mod ownership;
 mod project;
 mod publish;
 mod pull_requests;
+mod reuse;
 mod stop;
 mod text;
 mod unit;

@@ -47,6 +47,7 @@ impl Engine<'_> {
                     url: pr.url,
                     branch: p.branch.to_string(),
                     operation: Operation::Created,
+                    reused: None,
                 }
             }
         };
@@ -116,6 +117,7 @@ impl Engine<'_> {
             url: pr.url,
             branch: p.branch.to_string(),
             operation,
+            reused: None,
         })
     }
 }

@@ -81,5 +81,6 @@ fn pr_ref(pr: &PullRequest, operation: Operation) -> PullRequestRef {
         url: pr.url.clone(),
         branch: pr.head.clone(),
         operation,
+        reused: None,
     }
 }

@@ -2,6 +2,8 @@
 //! of itself with `rebase_first: false`), test it, force-push with a lease, and update the PR.
 
 use super::Engine;
+use super::build::Job;
+use super::digest::{self, BuildInputs};
 use super::publish::Publication;
 use super::stop::{Done, Stop};
 use super::text::PrBody;
@@ -52,13 +54,43 @@ impl<'a> Engine<'a> {
             commands: recipe.commands.iter().collect(),
         };
         let base = if a.rebase_first { default_tip } else { tip };
-        let built = self.build(&unit, a.working_dir.as_deref(), &recipe.test, base, report)?;
+        let job = Job {
+            unit: &unit,
+            working_dir: a.working_dir.as_deref(),
+            test: &recipe.test,
+            base,
+            build: BuildInputs {
+                unit: &unit,
+                test: &recipe.test,
+                working_dir: a.working_dir.as_deref(),
+                mission: self.plan.mission(),
+                description: a.description.as_deref(),
+                labels: a.labels.as_deref().unwrap_or(&[]),
+            }
+            .digest(),
+        };
+        if let Some(reused) = self.reusable(&a.branch, Some(&pr), &job.build, base)? {
+            let reason = format!("PR #{} unchanged", reused.number);
+            report.pull_requests.push(reused);
+            report.updates = branch_updates(
+                &a.updates,
+                &a.branch,
+                Some(pr.number),
+                Verdict::Passed,
+                report,
+            );
+            return Ok((Status::Done, reason));
+        }
+        let built = self.build(&job, report)?;
         let verdict = match &built {
             Built::Ready(..) => Verdict::Passed,
             Built::TestsFailed(_) => Verdict::Failed,
             _ => Verdict::NotRun,
         };
-        let result = self.land_update(a, recipe, pr, built, report).await;
+        let marker = digest::marker(&job.build, base);
+        let result = self
+            .land_update(a, recipe, pr, built, &marker, report)
+            .await;
         let landed_pr = report.pull_requests.first().map(|p| p.number);
         report.updates = branch_updates(&a.updates, &a.branch, landed_pr, verdict, report);
         result
@@ -71,6 +103,7 @@ impl<'a> Engine<'a> {
         recipe: &'a Recipe,
         pr: PullRequest,
         built: Built,
+        marker: &str,
         report: &mut ActionReport,
     ) -> Done {
         let (workspace, commit, facts) = match built {
@@ -100,8 +133,9 @@ impl<'a> Engine<'a> {
                 a.branch, pr.number
             )));
         }
-        let body = a.description.as_deref().map(|description| {
-            PrBody {
+        // Without a new description the PR keeps its body, with the new build recorded.
+        let body = match a.description.as_deref() {
+            Some(description) => PrBody {
                 description,
                 facts: &facts,
                 test_command: &recipe.test.text,
@@ -109,8 +143,10 @@ impl<'a> Engine<'a> {
                 branch: &a.branch,
                 allow_mentions: self.settings.allow_mentions,
             }
-            .render()
-        });
+            .render(),
+            None => pr.body.clone(),
+        };
+        let body = Some(digest::mark(&body, marker));
         let title = pr.title.clone();
         let number = pr.number;
         let labels = a.labels.clone().unwrap_or_default();

@@ -42,6 +42,7 @@ pub struct ValidatedPlan {
     plan: Plan,
     recipes: BTreeMap<usize, Recipe>,
     files: FilePolicy,
+    mission: String,
 }
 
 impl ValidatedPlan {
@@ -59,11 +60,17 @@ impl ValidatedPlan {
             plan,
             recipes,
             files: mission.file_policy(),
+            mission: mission.name.clone(),
         })
     }
 
     pub fn plan(&self) -> &Plan {
         &self.plan
+    }
+
+    /// The name of the mission it was validated against.
+    pub fn mission(&self) -> &str {
+        &self.mission
     }
 
     /// The files each ecosystem's commands may change.

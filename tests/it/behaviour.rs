@@ -285,11 +285,25 @@ fn rerunning_the_same_plan_creates_nothing_new(backend: Backend) {
         second.action(0)["pull_requests"][0]["operation"],
         "unchanged"
     );
+    // The branch already holds this very build on this base: no command and no test ran.
+    assert_eq!(
+        second.action(0)["pull_requests"][0]["reused"],
+        branches["quartermaster/cargo"]
+    );
+    assert_eq!(second.action(0)["commands"], json!([]));
+    assert!(second.action(0)["test"].is_null());
     assert_eq!(second.action(1)["issues"][0]["operation"], "unchanged");
     assert_eq!(second.action(2)["comments"][0]["operation"], "unchanged");
     assert_eq!(second.action(3)["comments"][0]["operation"], "unchanged");
     assert_eq!(pulls[0]["comments"].as_array().unwrap().len(), 1);
     assert_eq!(issues[0]["comments"].as_array().unwrap().len(), 1);
+    // Anything that decides the build (here, the description) builds again.
+    let mut changed = create_mr("quartermaster/cargo", &[greeting()], "batch");
+    changed["description"] = json!("Patch releases, reviewed.");
+    let third = f.run(&plan(vec![changed]), &[]);
+    assert_eq!(third.code, 0, "{}", third.said());
+    assert_eq!(third.action(0)["commands"].as_array().unwrap().len(), 1);
+    assert_eq!(third.action(0)["pull_requests"][0]["operation"], "updated");
 }
 
 fn update_mr_regenerates_from_the_new_base_and_force_pushes(backend: Backend) {
@@ -554,14 +568,11 @@ fn command_timeout_kills_the_test_and_the_run_goes_on() {
     let f = Fixture::new();
     let mut slow = create_mr("quartermaster/slow", &[greeting()], "batch");
     slow["test_command"] = json!("make slow");
+    // The next action's test takes no time, whatever the machine's load.
+    let mut quick = create_mr("quartermaster/cargo", &[greeting()], "batch");
+    quick["test_command"] = json!("make quick");
     let started = Instant::now();
-    let run = f.run(
-        &plan(vec![
-            slow,
-            create_mr("quartermaster/cargo", &[greeting()], "batch"),
-        ]),
-        &["--command-timeout", "2s"],
-    );
+    let run = f.run(&plan(vec![slow, quick]), &["--command-timeout", "5s"]);
     assert!(
         started.elapsed() < Duration::from_secs(40),
         "{:?}",
@@ -571,7 +582,7 @@ fn command_timeout_kills_the_test_and_the_run_goes_on() {
     assert_eq!(run.status(0), "failed");
     assert_eq!(
         run.reason(0),
-        "`make slow` failed: timed out after 2s; no PR"
+        "`make slow` failed: timed out after 5s; no PR"
     );
     assert_eq!(run.status(1), "done", "the next action still ran");
 }

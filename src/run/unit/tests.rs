@@ -42,6 +42,7 @@ fn landed(number: u64) -> Outcome {
         url: String::new(),
         branch: String::new(),
         operation: Operation::Created,
+        reused: None,
     })
 }
 

@@ -185,7 +185,7 @@ impl Fixture {
         std::fs::write(seed.join(".gitignore"), "/target\n").unwrap();
         std::fs::write(
             seed.join("Makefile"),
-            "test:\n\tcargo test\n\npause:\n\tsleep 3\n\tcargo test\n\nslow:\n\tsleep 60 & sleep 60\n\nhang:\n\texec sleep 1213\n\nescape:\n\tmkdir -p .github/workflows\n\techo 'on: push' > .github/workflows/release.yml\n\techo '// edited' >> src/lib.rs\n\techo '# edited' >> Cargo.toml\n\ninject:\n\t@echo '::add-mask::everything'\n\t@echo '::error::injected by a test'\n\t@exit 1\n\nansi:\n\t@printf '\\033]0;pwned\\007\\033[2Jcleared\\n'\n\t@exit 1\n",
+            "test:\n\tcargo test\n\nquick:\n\tgrep -q 1.0.1 Cargo.lock\n\npause:\n\tsleep 3\n\tcargo test\n\nslow:\n\tsleep 60 & sleep 60\n\nhang:\n\texec sleep 1213\n\nescape:\n\tmkdir -p .github/workflows\n\techo 'on: push' > .github/workflows/release.yml\n\techo '// edited' >> src/lib.rs\n\techo '# edited' >> Cargo.toml\n\ninject:\n\t@echo '::add-mask::everything'\n\t@echo '::error::injected by a test'\n\t@exit 1\n\nansi:\n\t@printf '\\033]0;pwned\\007\\033[2Jcleared\\n'\n\t@exit 1\n",
         )
         .unwrap();
         f.cargo(&seed, &["generate-lockfile", "--quiet"]);

@@ -1,0 +1,83 @@
+//! Free re-runs: what built a branch, hashed and recorded in its PR's hidden build marker, so
+//! that a later run of the same plan on the same base knows the branch already holds exactly this
+//! build and runs no command and no test.
+
+use super::unit::Unit;
+use crate::mission::TestCommand;
+use sha2::{Digest, Sha256};
+
+/// How a build marker starts; plan text cannot hold one (`<!--` is escaped in it).
+const MARKER: &str = "<!-- quartermaster:build:";
+
+/// Everything that decides a branch's content and its PR's text.
+pub struct BuildInputs<'a> {
+    pub unit: &'a Unit<'a>,
+    pub test: &'a TestCommand,
+    pub working_dir: Option<&'a str>,
+    pub mission: &'a str,
+    pub description: Option<&'a str>,
+    pub labels: &'a [String],
+}
+
+impl BuildInputs<'_> {
+    /// The build's digest: Quartermaster's version, the mission, the updates, the argv of every
+    /// command and of the test, the working directory, the title, description and labels.
+    pub fn digest(&self) -> String {
+        let commands: Vec<(&str, &[String])> = self
+            .unit
+            .commands
+            .iter()
+            .map(|c| (c.ecosystem.as_str(), c.argv.as_slice()))
+            .collect();
+        let canonical = serde_json::json!({
+            "quartermaster": env!("CARGO_PKG_VERSION"),
+            "mission": self.mission,
+            "branch": self.unit.branch,
+            "title": self.unit.title,
+            "updates": self.unit.updates,
+            "commands": commands,
+            "test": self.test.argv,
+            "working_dir": self.working_dir,
+            "description": self.description,
+            "labels": self.labels,
+        });
+        let hash = Sha256::digest(canonical.to_string().as_bytes());
+        let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
+        format!("sha256:{hex}")
+    }
+}
+
+/// The hidden marker recording `digest` built on `base`.
+pub fn marker(digest: &str, base: git2::Oid) -> String {
+    format!("{MARKER}{digest}:{base} -->")
+}
+
+/// `body` with its build marker, if any, replaced by `marker`.
+pub fn mark(body: &str, marker: &str) -> String {
+    let mut lines: Vec<&str> = body.lines().filter(|l| !l.starts_with(MARKER)).collect();
+    lines.push(marker);
+    lines.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_body_holds_one_build_marker() {
+        let base = git2::Oid::from_str("0123456789abcdef0123456789abcdef01234567").unwrap();
+        let first = marker("sha256:ab", base);
+        assert_eq!(
+            first,
+            "<!-- quartermaster:build:sha256:ab:0123456789abcdef0123456789abcdef01234567 -->"
+        );
+        let body = mark("Bumps.\n<!-- quartermaster:pr:1 -->", &first);
+        assert_eq!(
+            body,
+            format!("Bumps.\n<!-- quartermaster:pr:1 -->\n{first}")
+        );
+        let second = marker("sha256:cd", base);
+        let body = mark(&body, &second);
+        assert!(body.contains(&second) && !body.contains(&first), "{body}");
+    }
+}
