@@ -4,6 +4,7 @@
 //! allowlists and runs nothing unless every rule holds. Data flows one way: [`config`] (inputs)
 //! → [`validate::ValidatedPlan`] → [`run`] (the engine, over [`git`], [`process`] and a [`forge`])
 //! → [`report`] → [`ci`] outputs; [`app`] strings one run together and [`cli`] is the command line.
+//! [`schedule`] holds the lock keys that say which actions may run at once.
 
 pub mod app;
 pub mod changes;
@@ -22,4 +23,5 @@ pub mod process;
 pub mod report;
 pub mod run;
 pub mod sandbox;
+pub mod schedule;
 pub mod validate;
