@@ -132,6 +132,11 @@ pub struct Inputs {
     #[arg(long, value_name = "DURATION")]
     #[serde(deserialize_with = "set")]
     pub forge_max_wait: Option<String>,
+    /// Run only these actions, by index in the plan: a shard, as `quartermaster shards` cuts them
+    /// [env: QM_ONLY, e.g. 0,3,5; default: every action].
+    #[arg(long, value_name = "I,J,...")]
+    #[serde(deserialize_with = "set")]
+    pub only: Option<String>,
     /// The forge token: `QM_TOKEN` only.
     #[arg(skip)]
     #[serde(deserialize_with = "set")]
@@ -212,6 +217,7 @@ impl Inputs {
             allow_mentions: self.allow_mentions.or(fallback.allow_mentions),
             forge_write_interval: self.forge_write_interval.or(fallback.forge_write_interval),
             forge_max_wait: self.forge_max_wait.or(fallback.forge_max_wait),
+            only: self.only.or(fallback.only),
             token: self.token.or(fallback.token),
             token_is_default: self.token_is_default.or(fallback.token_is_default),
         }

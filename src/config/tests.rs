@@ -136,3 +136,26 @@ fn forge_settings_follow_the_token_policy() {
     assert_eq!(settings.api_url, "https://gitlab.example.com/api/v4");
     assert_eq!(settings.project, "g/p");
 }
+
+#[test]
+fn only_limits_the_run_to_a_shard() {
+    let c = resolve(
+        flags("p.json").combine(env(&[("QM_ONLY", "")])),
+        CiEnv::default(),
+    )
+    .unwrap();
+    assert_eq!(c.only, None, "an empty QM_ONLY runs every action");
+    let mut f = flags("p.json");
+    f.only = Some("3, 0".into());
+    let c = resolve(f, CiEnv::default()).unwrap();
+    assert_eq!(c.only.unwrap().indices(), vec![0, 3]);
+    let err = resolve(
+        flags("p.json").combine(env(&[("QM_ONLY", "0,two")])),
+        CiEnv::default(),
+    )
+    .unwrap_err();
+    assert_eq!(
+        err.render(),
+        "error: --only: `two` is not an action index\nhint: give action indices separated by commas, such as 0,3,5 (`quartermaster shards` prints them)"
+    );
+}

@@ -14,4 +14,6 @@ mod facts;
 mod github;
 mod gitlab;
 mod packaging;
+mod pangolin;
 mod schema;
+mod shards;
