@@ -63,6 +63,8 @@ pub struct RunConfig {
     pub token_is_default: bool,
     /// The actions this run is limited to (a shard), checked against the plan once it is read.
     pub only: Option<Only>,
+    /// The repository to work on instead of the CI job's own (a fleet job's).
+    pub repository: Option<String>,
     pub ci: CiEnv,
 }
 
@@ -141,6 +143,7 @@ impl RunConfig {
             )?,
             only: Only::parse(inputs.only.as_deref().unwrap_or(""))
                 .map_err(|e| ConfigError::with_hint(e.to_string(), e.hint()))?,
+            repository: inputs.repository.clone(),
             plan,
             forge,
             ci,

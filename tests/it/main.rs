@@ -11,6 +11,7 @@ mod demo;
 mod docs;
 mod engine;
 mod facts;
+mod fleet;
 mod github;
 mod gitlab;
 mod packaging;
