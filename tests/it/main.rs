@@ -16,5 +16,6 @@ mod github;
 mod gitlab;
 mod packaging;
 mod pangolin;
+mod scale_ci;
 mod schema;
 mod shards;
