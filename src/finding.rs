@@ -4,11 +4,11 @@
 //! machine-readable code and a message that tells the agent what to change. Codes are part of the
 //! public contract (agents and tests match on them); messages may be reworded.
 
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 
 /// How bad a finding is: any error makes the plan invalid; warnings are shown but do not block.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     Error,
@@ -213,14 +213,30 @@ impl fmt::Display for Code {
     }
 }
 
+impl Code {
+    /// The code of its text form, as reports carry it.
+    pub fn from_name(name: &str) -> Option<Code> {
+        Code::ALL.iter().copied().find(|c| c.as_str() == name)
+    }
+}
+
 impl Serialize for Code {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(self.as_str())
     }
 }
 
+/// Reads a code from its text form, so that reports can be read back (`report merge`).
+impl<'de> Deserialize<'de> for Code {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        Code::from_name(&name)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown finding code `{name}`")))
+    }
+}
+
 /// One thing parsing or validation has to say about a plan.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Finding {
     /// JSON Pointer (RFC 6901) to the offending value; `""` is the whole document.
     pub pointer: String,
@@ -349,6 +365,20 @@ mod tests {
             assert!(seen.insert(code.as_str()), "duplicate code {code}");
             assert!(code.as_str().contains('.'), "{code} lacks a namespace");
         }
+    }
+
+    #[test]
+    fn codes_read_back_from_their_text() {
+        for code in Code::ALL {
+            let json = serde_json::to_string(code).unwrap();
+            assert_eq!(serde_json::from_str::<Code>(&json).unwrap(), *code);
+        }
+        let e = serde_json::from_str::<Code>("\"branch.prefx\"").unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("unknown finding code `branch.prefx`"),
+            "{e}"
+        );
     }
 
     #[test]

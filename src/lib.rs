@@ -4,6 +4,8 @@
 //! allowlists and runs nothing unless every rule holds. Data flows one way: [`config`] (inputs)
 //! → [`validate::ValidatedPlan`] → [`run`] (the engine, over [`git`], [`process`] and a [`forge`])
 //! → [`report`] → [`ci`] outputs; [`app`] strings one run together and [`cli`] is the command line.
+//! [`schedule`] holds the lock keys that say which actions may run at once; [`scale`] cuts a plan
+//! into CI shards or a pangolin run along them, and merges the shards' reports.
 
 pub mod app;
 pub mod changes;
@@ -22,4 +24,6 @@ pub mod process;
 pub mod report;
 pub mod run;
 pub mod sandbox;
+pub mod scale;
+pub mod schedule;
 pub mod validate;

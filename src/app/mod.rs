@@ -30,12 +30,13 @@ pub fn run(config: &RunConfig, mission: &Mission, bytes: &[u8], progress: &Progr
     }
     let validation = validate::validate(bytes, mission);
     show_findings(config, &validation, progress);
-    let mut report = new_report(config, mission, &validation, started_at);
+    let mut report = new_report(config, mission, &validation, bytes, started_at);
     if let Some(plan) = &validation.plan {
         progress.line(&format!(
-            "quartermaster: plan {} is valid ({} actions; mission {}, forge {}{})",
+            "quartermaster: plan {} is valid ({} actions{}; mission {}, forge {}{})",
             config.plan.display(),
             plan.plan().actions.len(),
+            shard_text(config),
             mission.name,
             config.forge,
             if config.dry_run { ", dry run" } else { "" }
@@ -45,7 +46,7 @@ pub fn run(config: &RunConfig, mission: &Mission, bytes: &[u8], progress: &Progr
                 "The token is the workflow's GITHUB_TOKEN: PRs it opens do not trigger other workflows, so no CI runs on them. Pass a GitHub App token or a personal access token as `token` to have CI check Quartermaster's PRs.",
             ));
         }
-        match execute(config, plan, progress) {
+        match shard_fits(config, plan).and_then(|()| execute(config, plan, progress)) {
             Ok(ran) => {
                 report.actions = ran.actions;
                 report.forge_requests = ran.forge_requests;
@@ -84,21 +85,46 @@ fn show_findings(config: &RunConfig, validation: &Validation, progress: &Progres
     }
 }
 
+/// `, running 0, 3 (--only)` when the run is a shard.
+fn shard_text(config: &RunConfig) -> String {
+    config.only.as_ref().map_or_else(String::new, |only| {
+        let indices: Vec<String> = only.indices().iter().map(usize::to_string).collect();
+        format!(", running {} (--only)", indices.join(", "))
+    })
+}
+
+/// Refuses a shard naming actions the plan does not have.
+fn shard_fits(config: &RunConfig, plan: &ValidatedPlan) -> Result<(), ConfigError> {
+    match &config.only {
+        Some(only) => only
+            .fits(plan.plan().actions.len())
+            .map_err(|e| ConfigError::with_hint(e.to_string(), e.hint())),
+        None => Ok(()),
+    }
+}
+
 fn new_report(
     config: &RunConfig,
     mission: &Mission,
     validation: &Validation,
+    bytes: &[u8],
     started_at: SystemTime,
 ) -> RunReport {
     RunReport {
         version: REPORT_VERSION,
-        quartermaster: env!("CARGO_PKG_VERSION"),
+        quartermaster: env!("CARGO_PKG_VERSION").into(),
         started_at: humantime::format_rfc3339_seconds(started_at).to_string(),
         finished_at: String::new(),
         dry_run: config.dry_run,
         forge: config.forge,
         mission: mission.name.clone(),
         plan: config.plan.display().to_string(),
+        plan_sha256: Some(crate::scale::plan_sha256(bytes)),
+        plan_actions: validation
+            .plan
+            .as_ref()
+            .map_or(0, |p| p.plan().actions.len()),
+        only: config.only.as_ref().map(|only| only.indices()),
         validation: ValidationReport {
             valid: validation.is_valid(),
             errors: validation.errors().cloned().collect(),
@@ -149,7 +175,8 @@ fn execute(
         "quartermaster: commands run sandboxed ({})",
         sandbox.level()
     ));
-    let engine = Engine::new(plan, forge.as_ref(), &settings, progress, &sandbox);
+    let engine =
+        Engine::new(plan, forge.as_ref(), &settings, progress, &sandbox).only(config.only.as_ref());
     let actions = runtime.block_on(engine.run());
     let isolation = IsolationReport {
         level: sandbox.level(),

@@ -1,8 +1,14 @@
-//! The command line: `run`, `validate`, `schema`. Parses arguments, hands them to the library's
-//! rooms, and turns results into output and exit codes.
+//! The command line: `run`, `validate`, `schema`, and for many jobs `export`, `shards` and
+//! `report merge`. Parses arguments, hands them to the library's rooms, and turns results into
+//! output and exit codes.
 
 mod run;
+mod scale;
 mod validate;
+
+pub use scale::{
+    ExportArgs, ExportFormat, MergeArgs, PlanArgs, ReportCommand, ShardFormat, ShardsArgs,
+};
 
 pub use validate::{read_plan, render_json, render_text};
 
@@ -41,6 +47,19 @@ pub enum Command {
     Validate(ValidateArgs),
     /// Print the plan's JSON Schema (draft 2020-12), usable as an LLM structured-output schema.
     Schema,
+    /// Write a plan as another engine's work: `--format pangolin`, a pangolin-orchestrator run.
+    ///
+    /// One work item per action; `resourceLocks` are the actions' lock keys prefixed with the
+    /// repository. Exits 2 when the plan is invalid.
+    Export(ExportArgs),
+    /// Cut a plan into at most `--max` shards that CI jobs run at once with `run --only`.
+    ///
+    /// Actions sharing a lock key (branch, PR, issue, lock files) stay in one shard. Exits 2 when
+    /// the plan is invalid.
+    Shards(ShardsArgs),
+    /// Work with run reports.
+    #[command(subcommand)]
+    Report(ReportCommand),
 }
 
 #[derive(Debug, Args)]
@@ -72,6 +91,9 @@ pub fn main() -> ExitCode {
     match cli.command {
         Command::Run(inputs) => run::command(*inputs),
         Command::Validate(args) => validate::command(&args),
+        Command::Export(args) => scale::export(&args),
+        Command::Shards(args) => scale::shards(&args),
+        Command::Report(command) => scale::report(&command),
         Command::Schema => {
             let schema = serde_json::to_string_pretty(&crate::plan::json_schema())
                 .expect("a JSON value serialises");

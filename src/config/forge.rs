@@ -6,6 +6,7 @@ use crate::forge::gitlab::GitlabSettings;
 use crate::forge::http::Policy;
 use crate::forge::local::LocalSettings;
 use crate::forge::{ForgeConfig, ForgeKind};
+use crate::scale::export::path_segment;
 use secrecy::{ExposeSecret, SecretString};
 
 /// How to make a token GitLab accepts for merge requests.
@@ -17,6 +18,12 @@ impl RunConfig {
     pub fn forge_config(&self) -> Result<ForgeConfig, ConfigError> {
         let config = self;
         Ok(match config.forge {
+            ForgeKind::Local if config.repository.is_some() => {
+                return Err(ConfigError::with_hint(
+                    "--repository names a GitHub or GitLab repository, and the forge is local",
+                    "the local forge works on the checkout (--checkout) and its remote (--remote); leave QM_REPOSITORY unset, or choose --forge github or gitlab",
+                ));
+            }
             ForgeKind::Local => ForgeConfig::Local(LocalSettings {
                 checkout: config.checkout.clone(),
                 remote: config.remote.clone(),
@@ -37,13 +44,44 @@ fn policy(config: &RunConfig) -> Policy {
     }
 }
 
+/// The repository an input names: `owner/name` on GitHub, `group/.../project` on GitLab.
+fn repository_input(config: &RunConfig, github: bool) -> Result<Option<String>, ConfigError> {
+    let Some(path) = &config.repository else {
+        return Ok(None);
+    };
+    let segments: Vec<&str> = path.split('/').collect();
+    let shape = if github {
+        segments.len() == 2
+    } else {
+        segments.len() >= 2
+    };
+    if shape && segments.iter().all(|s| path_segment(s)) {
+        return Ok(Some(path.clone()));
+    }
+    let (form, example) = if github {
+        ("an owner/name", "octo/widgets")
+    } else {
+        ("a group/project", "tools/widgets or group/subgroup/project")
+    };
+    Err(ConfigError::with_hint(
+        format!(
+            "--repository `{}` is not {form}",
+            crate::finding::clip(path)
+        ),
+        format!("name the repository as the forge shows it, for example {example}"),
+    ))
+}
+
 fn github(config: &RunConfig) -> Result<GithubSettings, ConfigError> {
     let ci = &config.ci;
-    let repository = ci.github_repository.clone().ok_or_else(|| {
-        ConfigError::new(
-            "GITHUB_REPOSITORY is not set: the github forge needs GITHUB_REPOSITORY (owner/name), as GitHub Actions sets it",
-        )
-    })?;
+    let repository = match repository_input(config, true)? {
+        Some(repository) => repository,
+        None => ci.github_repository.clone().ok_or_else(|| {
+            ConfigError::new(
+                "GITHUB_REPOSITORY is not set: the github forge needs GITHUB_REPOSITORY (owner/name), as GitHub Actions sets it",
+            )
+        })?,
+    };
     let token = config.token.clone().ok_or_else(|| {
         ConfigError::with_hint(
             "no token: set QM_TOKEN or GITHUB_TOKEN",
@@ -110,18 +148,26 @@ fn gitlab(config: &RunConfig) -> Result<GitlabSettings, ConfigError> {
     let server_url = server_url
         .or_else(|| api_url.strip_suffix("/api/v4").map(String::from))
         .unwrap_or_else(|| api_url.clone());
-    let project_path = ci.ci_project_path.clone().ok_or_else(|| {
-        ConfigError::new(
-            "CI_PROJECT_PATH is not set: the gitlab forge needs it (group/project), as GitLab CI sets it",
-        )
-    })?;
+    // Another project than the job's (a fleet job) is named by its path: CI_PROJECT_ID is the
+    // job's own project.
+    let (project, project_path) = match repository_input(config, false)? {
+        Some(path) => (path.clone(), path),
+        None => {
+            let path = ci.ci_project_path.clone().ok_or_else(|| {
+                ConfigError::new(
+                    "CI_PROJECT_PATH is not set: the gitlab forge needs it (group/project), as GitLab CI sets it",
+                )
+            })?;
+            (
+                ci.ci_project_id.clone().unwrap_or_else(|| path.clone()),
+                path,
+            )
+        }
+    };
     Ok(GitlabSettings {
         api_url,
         server_url,
-        project: ci
-            .ci_project_id
-            .clone()
-            .unwrap_or_else(|| project_path.clone()),
+        project,
         project_path,
         token,
         policy: policy(config),

@@ -132,6 +132,16 @@ pub struct Inputs {
     #[arg(long, value_name = "DURATION")]
     #[serde(deserialize_with = "set")]
     pub forge_max_wait: Option<String>,
+    /// Run only these actions, by index in the plan: a shard, as `quartermaster shards` cuts them
+    /// [env: QM_ONLY, e.g. 0,3,5; default: every action].
+    #[arg(long, value_name = "I,J,...")]
+    #[serde(deserialize_with = "set")]
+    pub only: Option<String>,
+    /// The repository to work on, GitHub `owner/name` or GitLab `group/project` [env:
+    /// QM_REPOSITORY; default: GITHUB_REPOSITORY or CI_PROJECT_PATH, the CI job's own].
+    #[arg(long, value_name = "PATH")]
+    #[serde(deserialize_with = "set")]
+    pub repository: Option<String>,
     /// The forge token: `QM_TOKEN` only.
     #[arg(skip)]
     #[serde(deserialize_with = "set")]
@@ -217,6 +227,8 @@ impl Inputs {
             allow_mentions: self.allow_mentions.or(fallback.allow_mentions),
             forge_write_interval: self.forge_write_interval.or(fallback.forge_write_interval),
             forge_max_wait: self.forge_max_wait.or(fallback.forge_max_wait),
+            only: self.only.or(fallback.only),
+            repository: self.repository.or(fallback.repository),
             token: self.token.or(fallback.token),
             token_holders: [self.token_holders, fallback.token_holders].concat(),
             token_is_default: self.token_is_default.or(fallback.token_is_default),

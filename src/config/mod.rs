@@ -11,15 +11,16 @@ mod values;
 pub use ci::CiEnv;
 pub use error::ConfigError;
 pub use inputs::Inputs;
-pub use values::parse_duration;
+pub use values::{parse_bool, parse_duration};
 
 use crate::forge::ForgeKind;
 use crate::git::Identity;
 use crate::sandbox::{DEFAULT_UID_BASE, Isolation, Seed};
+use crate::scale::Only;
 use secrecy::SecretString;
 use std::path::PathBuf;
 use std::time::Duration;
-use values::{parse_bool, parse_duration_or_zero};
+use values::parse_duration_or_zero;
 
 /// Everything `run` needs, resolved and checked.
 #[derive(Debug)]
@@ -60,6 +61,10 @@ pub struct RunConfig {
     pub forge_max_wait: Duration,
     /// Whether the token is the workflow's default `GITHUB_TOKEN` (PRs it opens run no CI).
     pub token_is_default: bool,
+    /// The actions this run is limited to (a shard), checked against the plan once it is read.
+    pub only: Option<Only>,
+    /// The repository to work on instead of the CI job's own (a fleet job's).
+    pub repository: Option<String>,
     pub ci: CiEnv,
 }
 
@@ -136,6 +141,9 @@ impl RunConfig {
                 "forge-max-wait",
                 DEFAULT_FORGE_MAX_WAIT,
             )?,
+            only: Only::parse(inputs.only.as_deref().unwrap_or(""))
+                .map_err(|e| ConfigError::with_hint(e.to_string(), e.hint()))?,
+            repository: inputs.repository.clone(),
             plan,
             forge,
             ci,
@@ -152,7 +160,8 @@ fn parsed<T: std::str::FromStr<Err = crate::sandbox::SandboxError>>(
         .map_err(|e: crate::sandbox::SandboxError| ConfigError::new(e.to_string()))
 }
 
-fn checkout(inputs: &Inputs, ci: &CiEnv, cwd: PathBuf) -> PathBuf {
+/// The checkout: `--checkout`/`QM_CHECKOUT`, else the CI job's workspace, else `cwd`.
+pub fn checkout(inputs: &Inputs, ci: &CiEnv, cwd: PathBuf) -> PathBuf {
     inputs
         .checkout
         .clone()

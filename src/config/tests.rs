@@ -151,3 +151,86 @@ fn extra_env_never_passes_a_variable_that_held_the_token() {
     assert!(forms.contains(&"eC1hY2Nlc3MtdG9rZW46dG9rM24tdmFsdWU=".to_string()));
     assert_eq!(forms.len(), 5);
 }
+
+#[test]
+fn only_limits_the_run_to_a_shard() {
+    let c = resolve(
+        flags("p.json").combine(env(&[("QM_ONLY", "")])),
+        CiEnv::default(),
+    )
+    .unwrap();
+    assert_eq!(c.only, None, "an empty QM_ONLY runs every action");
+    let mut f = flags("p.json");
+    f.only = Some("3, 0".into());
+    let c = resolve(f, CiEnv::default()).unwrap();
+    assert_eq!(c.only.unwrap().indices(), vec![0, 3]);
+    let err = resolve(
+        flags("p.json").combine(env(&[("QM_ONLY", "0,two")])),
+        CiEnv::default(),
+    )
+    .unwrap_err();
+    assert_eq!(
+        err.render(),
+        "error: --only: `two` is not an action index\nhint: give action indices separated by commas, such as 0,3,5 (`quartermaster shards` prints them)"
+    );
+}
+
+#[test]
+fn repository_names_another_project_on_the_forges_only() {
+    let config = |forge: &str, repository: &str| {
+        let mut inputs = flags("p.json").combine(env(&[("QM_REPOSITORY", repository)]));
+        inputs.forge = Some(forge.into());
+        inputs.token = Some("glpat-token".into());
+        let ci = CiEnv {
+            github_repository: Some("fleet/runner".into()),
+            ci_server_url: Some("https://gitlab.example.com".into()),
+            ci_project_path: Some("fleet/runner".into()),
+            ci_project_id: Some("7".into()),
+            ..CiEnv::default()
+        };
+        resolve(inputs, ci).unwrap().forge_config()
+    };
+    let Ok(crate::forge::ForgeConfig::Github(github)) = config("github", "octo/widgets") else {
+        panic!("a GitHub repository is accepted");
+    };
+    assert_eq!(github.repository, "octo/widgets");
+    let Ok(crate::forge::ForgeConfig::Github(github)) = config("github", "") else {
+        panic!("no repository input is the job's own");
+    };
+    assert_eq!(github.repository, "fleet/runner");
+    let Ok(crate::forge::ForgeConfig::Gitlab(gitlab)) = config("gitlab", "tools/sub/widgets")
+    else {
+        panic!("a GitLab project path is accepted");
+    };
+    assert_eq!(
+        (gitlab.project.as_str(), gitlab.project_path.as_str()),
+        ("tools/sub/widgets", "tools/sub/widgets"),
+        "CI_PROJECT_ID is the job's project, not this one"
+    );
+    let refusals = [
+        (
+            "github",
+            "octo/sub/widgets",
+            "error: --repository `octo/sub/widgets` is not an owner/name\nhint: name the repository as the forge shows it, for example octo/widgets",
+        ),
+        (
+            "gitlab",
+            "widgets",
+            "error: --repository `widgets` is not a group/project\nhint: name the repository as the forge shows it, for example tools/widgets or group/subgroup/project",
+        ),
+        (
+            "gitlab",
+            "tools/../widgets",
+            "error: --repository `tools/../widgets` is not a group/project\nhint: name the repository as the forge shows it, for example tools/widgets or group/subgroup/project",
+        ),
+        (
+            "local",
+            "octo/widgets",
+            "error: --repository names a GitHub or GitLab repository, and the forge is local\nhint: the local forge works on the checkout (--checkout) and its remote (--remote); leave QM_REPOSITORY unset, or choose --forge github or gitlab",
+        ),
+    ];
+    for (forge, repository, expected) in refusals {
+        let err = config(forge, repository).err().unwrap();
+        assert_eq!(err.render(), expected);
+    }
+}

@@ -14,6 +14,9 @@ impl RunReport {
         if self.dry_run {
             out.push_str("**Dry run**: nothing was pushed, opened or closed.\n\n");
         }
+        if let Some(only) = &self.only {
+            out.push_str(&shard_line(only, self.plan_actions));
+        }
         if !self.validation.valid {
             out.push_str(&self.invalid_plan());
             return out;
@@ -177,4 +180,13 @@ fn fenced(text: &str) -> String {
     let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest.max(2) + 1);
     format!("{fence}text\n{text}\n{fence}")
+}
+
+/// Which actions a shard's report covers: the others were not in it, which is not skipping them.
+fn shard_line(only: &[usize], plan_actions: usize) -> String {
+    let indices: Vec<String> = only.iter().map(usize::to_string).collect();
+    format!(
+        "**Shard**: actions {} of the plan's {plan_actions} are in this report; the others are not in this shard.\n\n",
+        indices.join(", ")
+    )
 }

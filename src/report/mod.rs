@@ -7,13 +7,13 @@ use crate::changes::{self, ChangeFact, UpdateFact};
 use crate::finding::{Code, Finding};
 use crate::forge::ForgeKind;
 use crate::plan::{ActionType, UpdateType};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Report format version; bumped on incompatible changes.
 pub const REPORT_VERSION: u32 = 1;
 
 /// How an action ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     /// Everything it asked for happened (or was already so).
@@ -27,7 +27,7 @@ pub enum Status {
 }
 
 /// What happened to a PR/MR or issue.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Operation {
     Created,
@@ -47,7 +47,7 @@ impl Operation {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PullRequestRef {
     pub number: u64,
     pub url: String,
@@ -59,24 +59,24 @@ pub struct PullRequestRef {
     pub reused: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct IssueRef {
     pub number: u64,
     pub url: String,
     pub operation: Operation,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CommentRef {
     /// `pull_request` or `issue`.
-    pub on: &'static str,
+    pub on: String,
     pub number: u64,
     pub url: String,
     pub operation: Operation,
 }
 
 /// How one child process ended; part of a command's and a test run's record.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ProcessRecord {
     /// `exit code 0`, `timed out after 600s`, ...
     pub result: String,
@@ -101,7 +101,7 @@ impl ProcessRecord {
 }
 
 /// One update command as it ran.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CommandRecord {
     pub command: String,
     pub branch: String,
@@ -111,7 +111,7 @@ pub struct CommandRecord {
 }
 
 /// One run of the test command, on one branch.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TestRun {
     pub branch: String,
     /// The packages this run tested.
@@ -121,16 +121,16 @@ pub struct TestRun {
     pub process: ProcessRecord,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TestReport {
     pub command: String,
     pub runs: Vec<TestRun>,
 }
 
 /// One package as the lock files show it changed.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PackageChange {
-    pub ecosystem: &'static str,
+    pub ecosystem: String,
     pub package: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub from: Option<String>,
@@ -144,7 +144,7 @@ pub struct PackageChange {
 impl PackageChange {
     fn of(fact: &ChangeFact) -> Self {
         Self {
-            ecosystem: fact.ecosystem.as_str(),
+            ecosystem: fact.ecosystem.as_str().to_string(),
             package: fact.name.clone(),
             from: fact.from.clone(),
             to: fact.to.clone(),
@@ -154,7 +154,7 @@ impl PackageChange {
 }
 
 /// A finding of the change verification, as the report carries it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ChangeFinding {
     pub code: Code,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -165,14 +165,14 @@ pub struct ChangeFinding {
 }
 
 /// What one branch's commands really changed, read from its lock files and manifests.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ChangeRecord {
     pub branch: String,
     /// Packages whose direct copy changed.
     pub direct: Vec<PackageChange>,
     /// Every other changed package.
     pub transitive: Vec<PackageChange>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub findings: Vec<ChangeFinding>,
     #[serde(skip)]
     pub updates: Vec<UpdateFact>,
@@ -205,7 +205,7 @@ impl ChangeRecord {
 }
 
 /// The verdict that decided an update's fate.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     Passed,
@@ -215,7 +215,7 @@ pub enum Verdict {
 
 /// What became of one declared update. `from` and `to` are what the lock files show once the
 /// update was built; the plan's values follow when they differ.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct UpdateReport {
     pub package: String,
     pub from: String,
@@ -236,7 +236,7 @@ pub struct UpdateReport {
     pub test: Verdict,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ActionReport {
     pub index: usize,
     #[serde(rename = "type")]
@@ -251,7 +251,7 @@ pub struct ActionReport {
     pub updates: Vec<UpdateReport>,
     pub commands: Vec<CommandRecord>,
     /// What each built branch really changed.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub changes: Vec<ChangeRecord>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub test: Option<TestReport>,
@@ -295,7 +295,7 @@ impl ActionReport {
     }
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Summary {
     pub done: usize,
     pub failed: usize,
@@ -303,7 +303,7 @@ pub struct Summary {
     pub denied: usize,
 }
 
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Timing {
     pub total_ms: u64,
     /// Time spent in update commands and tests.
@@ -314,7 +314,7 @@ pub struct Timing {
     pub peak_memory_kb: u64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ValidationReport {
     pub valid: bool,
     pub errors: Vec<Finding>,
@@ -322,23 +322,35 @@ pub struct ValidationReport {
 }
 
 /// The sandbox level a run had, and why stronger ones were not taken.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct IsolationReport {
     pub level: crate::sandbox::Level,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fallbacks: Vec<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunReport {
     pub version: u32,
-    pub quartermaster: &'static str,
+    pub quartermaster: String,
     pub started_at: String,
     pub finished_at: String,
     pub dry_run: bool,
     pub forge: ForgeKind,
     pub mission: String,
     pub plan: String,
+    /// The SHA-256 of the plan file's bytes (`sha256sum`): shard reports of one plan share it.
+    /// Optional only so that reports of earlier versions read, and are then refused by name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan_sha256: Option<String>,
+    /// How many actions the plan holds (0 when it is invalid).
+    #[serde(default)]
+    pub plan_actions: usize,
+    /// The action indices this report covers, ascending, when it covers part of the plan
+    /// (`run --only`, or a merge of some shards); absent, the whole plan. Actions outside it are
+    /// not in `actions` at all: they were not in this shard, which is not `skipped`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub only: Option<Vec<usize>>,
     pub validation: ValidationReport,
     pub summary: Summary,
     pub timing: Timing,
@@ -358,10 +370,17 @@ pub struct RunReport {
 }
 
 impl RunReport {
-    /// Fills the summary, timing and exit code from the actions: 0 when everything was done or
-    /// skipped, 1 when something failed or was denied, 2 when the plan was invalid or the run could
-    /// not start.
+    /// Fills the timing of this process, then the summary and exit code (see [`Self::tally`]).
     pub fn conclude(&mut self, total_ms: u64) {
+        self.timing.total_ms = total_ms;
+        self.timing.peak_memory_kb = peak_memory_kb();
+        self.tally();
+    }
+
+    /// Fills the summary, the commands' share of `timing.total_ms` and the exit code from the
+    /// actions: 0 when everything was done or skipped, 1 when something failed or was denied, 2
+    /// when the plan was invalid or the run could not start. Pure: merged reports use it too.
+    pub fn tally(&mut self) {
         let mut summary = Summary::default();
         for a in &self.actions {
             match a.status {
@@ -373,12 +392,8 @@ impl RunReport {
         }
         self.summary = summary;
         let commands_ms = self.actions.iter().map(ActionReport::child_ms).sum();
-        self.timing = Timing {
-            total_ms,
-            commands_ms,
-            overhead_ms: total_ms.saturating_sub(commands_ms),
-            peak_memory_kb: peak_memory_kb(),
-        };
+        self.timing.commands_ms = commands_ms;
+        self.timing.overhead_ms = self.timing.total_ms.saturating_sub(commands_ms);
         self.exit_code = if !self.validation.valid || self.error.is_some() {
             2
         } else if summary.failed + summary.denied > 0 {
@@ -409,13 +424,16 @@ mod tests {
     fn report(actions: Vec<ActionReport>) -> RunReport {
         let mut r = RunReport {
             version: REPORT_VERSION,
-            quartermaster: "test",
+            quartermaster: "test".into(),
             started_at: String::new(),
             finished_at: String::new(),
             dry_run: false,
             forge: ForgeKind::Local,
             mission: "deps".into(),
             plan: "plan.json".into(),
+            plan_sha256: None,
+            plan_actions: actions.len(),
+            only: None,
             validation: ValidationReport {
                 valid: true,
                 errors: vec![],

@@ -34,7 +34,7 @@ impl Engine<'_> {
         let existing = self.forge.comments(target).await?;
         if let Some(c) = existing.iter().find(|c| c.body.contains(&marker)) {
             report.comments.push(CommentRef {
-                on,
+                on: on.into(),
                 number,
                 url: c.url.clone(),
                 operation: Operation::Unchanged,
@@ -53,7 +53,7 @@ impl Engine<'_> {
         );
         let posted = self.forge.create_comment(target, &body).await?;
         report.comments.push(CommentRef {
-            on,
+            on: on.into(),
             number,
             url: posted.url,
             operation: Operation::Created,

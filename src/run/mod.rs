@@ -36,6 +36,7 @@ use crate::forge::Forge;
 use crate::git::Identity;
 use crate::report::ActionReport;
 use crate::sandbox::Sandbox;
+use crate::scale::Only;
 use crate::validate::{Step, ValidatedPlan};
 use git_state::GitState;
 use std::collections::BTreeMap;
@@ -70,6 +71,8 @@ pub struct Engine<'a> {
     settings: &'a Settings,
     progress: &'a Progress,
     sandbox: &'a Sandbox,
+    /// The actions of this shard (`run --only`); the others are not run, nor reported.
+    only: Option<&'a Only>,
     git: Option<Result<GitState, String>>,
 }
 
@@ -87,15 +90,25 @@ impl<'a> Engine<'a> {
             settings,
             progress,
             sandbox,
+            only: None,
             git: None,
         }
     }
 
-    /// Runs every action in plan order.
+    /// Limits the run to these actions (a shard's).
+    pub fn only(mut self, only: Option<&'a Only>) -> Self {
+        self.only = only;
+        self
+    }
+
+    /// Runs every action in plan order (those of `only`, when given).
     pub async fn run(mut self) -> Vec<ActionReport> {
         let actions = &self.plan.plan().actions;
         let mut reports = Vec::with_capacity(actions.len());
         for (index, (action, step)) in actions.iter().zip(self.plan.steps()).enumerate() {
+            if self.only.is_some_and(|only| !only.contains(index)) {
+                continue;
+            }
             let started = Instant::now();
             self.progress
                 .begin_action(index, actions.len(), &text::describe(action));

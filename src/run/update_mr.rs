@@ -24,27 +24,7 @@ impl<'a> Engine<'a> {
         // Whatever stops the action, its updates are accounted for.
         report.updates = branch_updates(&a.updates, &a.branch, None, Verdict::NotRun, report);
         let pr = self.owned_pull_request(a.mr_id).await?;
-        if pr.head != a.branch {
-            return Err(Stop::denied(format!(
-                "PR #{}'s branch is {}, not {}",
-                pr.number, pr.head, a.branch
-            )));
-        }
-        if pr.state != State::Open {
-            return Err(Stop::skipped(format!(
-                "PR #{} is {}",
-                pr.number,
-                pr.state.as_str()
-            )));
-        }
-        let git = self.git()?;
-        let default_tip = git.default_tip;
-        let tip = *git.heads.get(&a.branch).ok_or_else(|| {
-            Stop::failed(format!(
-                "branch {} no longer exists on the remote",
-                a.branch
-            ))
-        })?;
+        let (default_tip, tip) = self.regenerable(a, &pr)?;
         self.claim(&a.branch, Some(&pr), report).await?;
         let unit = Unit {
             branch: a.branch.clone(),
@@ -94,6 +74,36 @@ impl<'a> Engine<'a> {
         let landed_pr = report.pull_requests.first().map(|p| p.number);
         report.updates = branch_updates(&a.updates, &a.branch, landed_pr, verdict, report);
         result
+    }
+
+    /// The default branch's tip and the PR's branch tip, when the PR may be regenerated: open, and
+    /// on the branch the plan names, which still exists.
+    fn regenerable(
+        &mut self,
+        a: &UpdateMr,
+        pr: &PullRequest,
+    ) -> Result<(git2::Oid, git2::Oid), Stop> {
+        if pr.head != a.branch {
+            return Err(Stop::denied(format!(
+                "PR #{}'s branch is {}, not {}",
+                pr.number, pr.head, a.branch
+            )));
+        }
+        if pr.state != State::Open {
+            return Err(Stop::skipped(format!(
+                "PR #{} is {}",
+                pr.number,
+                pr.state.as_str()
+            )));
+        }
+        let git = self.git()?;
+        let tip = *git.heads.get(&a.branch).ok_or_else(|| {
+            Stop::failed(format!(
+                "branch {} no longer exists on the remote",
+                a.branch
+            ))
+        })?;
+        Ok((git.default_tip, tip))
     }
 
     /// What a rebuilt branch comes to: force-pushed and its PR updated, or why not.

@@ -67,10 +67,12 @@ pub fn processes_running(needle: &str) -> Vec<u32> {
         .collect()
 }
 
-/// A sandbox uid base of its own for every fixture.
+/// A sandbox uid base of its own for every fixture: apart per test process too, since test
+/// suites of several checkouts may run at once on one machine.
 pub fn next_uid_base() -> u32 {
     static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-    62_000 + 4 * NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+    let process = std::process::id() % 1_000_000;
+    100_000 + process * 1_000 + 4 * (NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst) % 250)
 }
 
 pub fn sh(dir: &Path, script: &str) -> String {
