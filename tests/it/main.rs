@@ -10,6 +10,7 @@ mod conformance;
 mod demo;
 mod docs;
 mod engine;
+mod explain;
 mod facts;
 mod github;
 mod gitlab;
