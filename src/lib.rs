@@ -4,6 +4,8 @@
 //! allowlists and runs nothing unless every rule holds. Data flows one way: [`config`] (inputs)
 //! → [`validate::ValidatedPlan`] → [`run`] (the engine, over [`git`], [`process`] and a [`forge`])
 //! → [`report`] → [`ci`] outputs; [`app`] strings one run together and [`cli`] is the command line.
+//! Agents can also hand plans over as docker-agent [`named_plan`]s, and check them first through
+//! the [`mcp`] server.
 
 pub mod app;
 pub mod changes;
@@ -16,7 +18,9 @@ pub mod git;
 pub mod harden;
 pub mod manifest;
 pub mod markdown;
+pub mod mcp;
 pub mod mission;
+pub mod named_plan;
 pub mod plan;
 pub mod process;
 pub mod report;

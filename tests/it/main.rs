@@ -4,6 +4,7 @@
 
 mod adversarial;
 mod behaviour;
+mod claim_race;
 mod cli_validate;
 mod common;
 mod conformance;
@@ -14,5 +15,10 @@ mod explain;
 mod facts;
 mod github;
 mod gitlab;
+mod golden;
+mod mcp_python_client;
+mod mcp_stdio;
+mod named_plan;
+mod named_run;
 mod packaging;
 mod schema;
