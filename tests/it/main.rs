@@ -9,6 +9,7 @@ mod cli_validate;
 mod common;
 mod conformance;
 mod demo;
+mod docker_agent_examples;
 mod docs;
 mod engine;
 mod explain;
