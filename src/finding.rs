@@ -4,6 +4,8 @@
 //! machine-readable code and a message that tells the agent what to change. Codes are part of the
 //! public contract (agents and tests match on them); messages may be reworded.
 
+pub mod explain;
+
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 

@@ -6,6 +6,8 @@
 //! → [`report`] → [`ci`] outputs; [`app`] strings one run together and [`cli`] is the command line.
 //! [`schedule`] holds the lock keys that say which actions may run at once; [`scale`] cuts a plan
 //! into CI shards or a pangolin run along them, and merges the shards' reports.
+//! Agents can also hand plans over as docker-agent [`named_plan`]s, and check them first through
+//! the [`mcp`] server.
 
 pub mod app;
 pub mod changes;
@@ -18,7 +20,9 @@ pub mod git;
 pub mod harden;
 pub mod manifest;
 pub mod markdown;
+pub mod mcp;
 pub mod mission;
+pub mod named_plan;
 pub mod plan;
 pub mod process;
 pub mod report;

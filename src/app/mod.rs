@@ -2,6 +2,7 @@
 //! open the forge, hide the checkout's persisted credentials, probe the sandbox, run the engine,
 //! conclude.
 
+pub mod named;
 mod sandbox;
 
 use crate::ci::github;

@@ -1,7 +1,8 @@
-//! The command line: `run`, `validate`, `schema`, and for many jobs `export`, `shards` and
+//! The command line: `run`, `validate`, `schema`, `mcp`, and for many jobs `export`, `shards` and
 //! `report merge`. Parses arguments, hands them to the library's rooms, and turns results into
 //! output and exit codes.
 
+mod mcp;
 mod run;
 mod scale;
 mod validate;
@@ -60,13 +61,23 @@ pub enum Command {
     /// Work with run reports.
     #[command(subcommand)]
     Report(ReportCommand),
+    /// Serve MCP on standard input and output: tools to check a plan and submit it as a
+    /// docker-agent named plan. Runs nothing.
+    ///
+    /// Tools: get_schema, validate_plan, describe_mission, explain_code, submit_plan. Exits 0 when
+    /// the client closes its end, 1 when the session fails, 2 when the mission cannot be loaded.
+    Mcp(McpArgs),
 }
 
 #[derive(Debug, Args)]
 pub struct ValidateArgs {
-    /// Plan file, or `-` for standard input.
+    /// Plan file, `-` for standard input, or `docker-agent:<name>` for a named plan (read, not
+    /// claimed).
     #[arg(value_name = "PLAN|-")]
     pub plan: PathBuf,
+    /// docker-agent's plans directory [env: QM_PLANS_DIR; default: ~/.cagent/plans].
+    #[arg(long, value_name = "DIR")]
+    pub plans_dir: Option<PathBuf>,
     /// Mission whose allowlist applies [env: QM_MISSION] [default: deps].
     #[arg(long)]
     pub mission: Option<String>,
@@ -77,6 +88,21 @@ pub struct ValidateArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+}
+
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// Where submit_plan writes named plans: docker-agent's plans directory [env: QM_PLANS_DIR;
+    /// default: ~/.cagent/plans].
+    #[arg(long, value_name = "DIR")]
+    pub plans_dir: Option<PathBuf>,
+    /// Mission the tools apply when a call names none [env: QM_MISSION] [default: deps].
+    #[arg(long)]
+    pub mission: Option<String>,
+    /// Directory of custom missions (`<DIR>/<name>/allowlist.json`), searched before the embedded
+    /// ones [env: QM_MISSIONS_DIR].
+    #[arg(long, value_name = "DIR")]
+    pub missions_dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -100,6 +126,7 @@ pub fn main() -> ExitCode {
             println!("{schema}");
             ExitCode::SUCCESS
         }
+        Command::Mcp(args) => mcp::command(args),
     }
 }
 

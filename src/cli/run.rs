@@ -32,14 +32,20 @@ pub fn command(flags: Inputs) -> ExitCode {
         Ok(m) => m,
         Err(e) => return fail(&e),
     };
-    let bytes = match read_plan(&config.plan) {
-        Ok(b) => b,
-        Err(e) => return fail(&e),
-    };
     let progress = if config.ci.on_github() {
         Progress::github_actions()
     } else {
         Progress::stderr()
+    };
+    let (bytes, claimed) = match &config.named_plan {
+        None => match read_plan(&config.plan) {
+            Ok(b) => (b, None),
+            Err(e) => return fail(&e),
+        },
+        Some(named) => match crate::app::named::claim(named, &progress) {
+            Ok(claimed) => (claimed.plan().to_vec(), Some(claimed)),
+            Err(e) => return fail(&e),
+        },
     };
     if let Some(token) = &config.token
         && let Some(warning) = sandbox::parent_env(token.expose_secret()).warning()
@@ -48,7 +54,13 @@ pub fn command(flags: Inputs) -> ExitCode {
         progress.command(&github::warning(&warning));
     }
     let report = crate::app::run(&config, &mission, &bytes, &progress);
-    let written = write_outputs(&config, &report, &progress);
+    // The named plan is answered like any other output: a write that fails is an error.
+    let mut written = true;
+    for e in claimed.map_or_else(Vec::new, |c| c.finish(&report, &progress)) {
+        eprintln!("error: {}", e.with_hint());
+        written = false;
+    }
+    written &= write_outputs(&config, &report, &progress);
     ExitCode::from(if written {
         report.exit_code
     } else {

@@ -1,9 +1,10 @@
 //! `quartermaster validate`: findings as text or JSON, and the exit code.
 
 use super::{EXIT_INVALID, Format, ValidateArgs, fail};
-use crate::config::{ConfigError, Inputs};
+use crate::config::{CiEnv, ConfigError, Inputs, plans_dir};
 use crate::finding::Finding;
 use crate::mission::{self, DEFAULT_MISSION, Mission};
+use crate::named_plan::{self, PlanName, PlanStore, StoreError};
 use crate::plan::MAX_PLAN_BYTES;
 use crate::validate::{self, Validation};
 use serde::Serialize;
@@ -15,6 +16,7 @@ pub fn command(args: &ValidateArgs) -> ExitCode {
     let flags = Inputs {
         mission: args.mission.clone(),
         missions_dir: args.missions_dir.clone(),
+        plans_dir: args.plans_dir.clone(),
         ..Inputs::default()
     };
     let inputs = match Inputs::from_env() {
@@ -25,7 +27,12 @@ pub fn command(args: &ValidateArgs) -> ExitCode {
         Ok(m) => m,
         Err(e) => return fail(&e),
     };
-    let bytes = match read_plan(&args.plan) {
+    let named = args.plan.to_str().and_then(named_plan::parse_reference);
+    let bytes = match named {
+        None => read_plan(&args.plan),
+        Some(name) => read_named(name, plans_dir(inputs.plans_dir, &CiEnv::from_env())),
+    };
+    let bytes = match bytes {
         Ok(b) => b,
         Err(e) => return fail(&e),
     };
@@ -52,6 +59,17 @@ pub fn command(args: &ValidateArgs) -> ExitCode {
 pub fn load_mission(name: Option<&str>, dir: Option<&Path>) -> Result<Mission, ConfigError> {
     mission::load(name.unwrap_or(DEFAULT_MISSION), dir)
         .map_err(|e| ConfigError::new(format!("mission: {e}")))
+}
+
+/// The plan JSON a named plan holds, read without claiming it.
+fn read_named(
+    name: Result<PlanName, StoreError>,
+    dir: std::path::PathBuf,
+) -> Result<Vec<u8>, ConfigError> {
+    let plan = PlanStore::new(dir).read(&name?)?;
+    Ok(named_plan::plan_json(plan.content())
+        .into_owned()
+        .into_bytes())
 }
 
 /// Reads a plan from a file or `-` (stdin), never more than the size limit plus one byte, so an

@@ -1,4 +1,5 @@
-//! What the CI environment says: which CI this is, where the checkout is, the forge's URLs.
+//! What the CI environment says: which CI this is, where the checkout is, the forge's URLs, and
+//! where docker-agent keeps its plans by default.
 
 use serde::{Deserialize, Deserializer};
 
@@ -38,6 +39,12 @@ pub struct CiEnv {
     pub ci_project_id: Option<String>,
     #[serde(deserialize_with = "set")]
     pub ci_project_path: Option<String>,
+    /// Where docker-agent's default plans directory is (`$HOME/.cagent/plans`).
+    #[serde(deserialize_with = "set")]
+    pub home: Option<String>,
+    /// docker-agent's data directory without a `HOME`: `$TMPDIR/.cagent`.
+    #[serde(deserialize_with = "set")]
+    pub tmpdir: Option<String>,
 }
 
 fn set<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {

@@ -17,10 +17,25 @@ use std::path::PathBuf;
 #[derive(Debug, Default, Clone, Args, Deserialize)]
 #[serde(default)]
 pub struct Inputs {
-    /// The plan to execute [env: QM_PLAN].
+    /// The plan to execute: a file, or `docker-agent:<name>` for a docker-agent named plan
+    /// [env: QM_PLAN].
     #[arg(long, value_name = "FILE")]
     #[serde(deserialize_with = "set")]
     pub plan: Option<PathBuf>,
+    /// docker-agent's plans directory, for `--plan docker-agent:<name>` [env: QM_PLANS_DIR;
+    /// default: ~/.cagent/plans].
+    #[arg(long, value_name = "DIR")]
+    #[serde(deserialize_with = "set")]
+    pub plans_dir: Option<PathBuf>,
+    /// The status a named plan must have to be claimed [env: QM_CLAIM_STATUS; default: ready].
+    #[arg(long, value_name = "STATUS")]
+    #[serde(deserialize_with = "set")]
+    pub claim_status: Option<String>,
+    /// The named plan that receives a named plan's result [env: QM_RESULT_PLAN; default:
+    /// <name>-result].
+    #[arg(long, value_name = "NAME")]
+    #[serde(deserialize_with = "set")]
+    pub result_plan: Option<String>,
     /// The repository checkout [env: QM_CHECKOUT; default: GITHUB_WORKSPACE, CI_PROJECT_DIR or the
     /// current directory].
     #[arg(long, value_name = "DIR")]
@@ -204,6 +219,9 @@ impl Inputs {
         expose_dirs.extend(fallback.expose_dirs);
         Inputs {
             plan: self.plan.or(fallback.plan),
+            plans_dir: self.plans_dir.or(fallback.plans_dir),
+            claim_status: self.claim_status.or(fallback.claim_status),
+            result_plan: self.result_plan.or(fallback.result_plan),
             checkout: self.checkout.or(fallback.checkout),
             mission: self.mission.or(fallback.mission),
             missions_dir: self.missions_dir.or(fallback.missions_dir),

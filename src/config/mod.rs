@@ -6,11 +6,13 @@ pub mod env_vars;
 mod error;
 mod forge;
 mod inputs;
+mod named;
 mod values;
 
 pub use ci::CiEnv;
 pub use error::ConfigError;
 pub use inputs::Inputs;
+pub use named::{NamedPlanConfig, plans_dir};
 pub use values::{parse_bool, parse_duration};
 
 use crate::forge::ForgeKind;
@@ -26,6 +28,8 @@ use values::parse_duration_or_zero;
 #[derive(Debug)]
 pub struct RunConfig {
     pub plan: PathBuf,
+    /// The docker-agent named plan `plan` names (`docker-agent:<name>`), if it names one.
+    pub named_plan: Option<NamedPlanConfig>,
     pub checkout: PathBuf,
     pub mission: String,
     pub missions_dir: Option<PathBuf>,
@@ -92,6 +96,7 @@ impl RunConfig {
             value.as_deref().map_or(Ok(false), |v| parse_bool(name, v))
         };
         Ok(Self {
+            named_plan: named::resolve(&inputs, &ci)?,
             checkout: checkout(&inputs, &ci, cwd),
             mission: inputs
                 .mission

@@ -234,3 +234,54 @@ fn repository_names_another_project_on_the_forges_only() {
         assert_eq!(err.render(), expected);
     }
 }
+
+#[test]
+fn a_docker_agent_plan_resolves_its_directory_status_and_result() {
+    assert_eq!(
+        resolve(flags("p.json"), CiEnv::default())
+            .unwrap()
+            .named_plan,
+        None
+    );
+    let ci = CiEnv {
+        home: Some("/home/agent".into()),
+        tmpdir: Some("/var/tmp".into()),
+        ..CiEnv::default()
+    };
+    let named = resolve(flags("docker-agent:weekly"), ci)
+        .unwrap()
+        .named_plan
+        .unwrap();
+    assert_eq!(named.name.as_str(), "weekly");
+    assert_eq!(named.dir, PathBuf::from("/home/agent/.cagent/plans"));
+    assert_eq!(named.claim_status, "ready");
+    assert_eq!(named.result.as_str(), "weekly-result");
+    let qm = env(&[
+        ("QM_PLANS_DIR", "plans"),
+        ("QM_CLAIM_STATUS", "approved"),
+        ("QM_RESULT_PLAN", "weekly-outcome"),
+    ]);
+    let ci = CiEnv {
+        tmpdir: Some("/var/tmp".into()),
+        ..CiEnv::default()
+    };
+    let named = resolve(flags("docker-agent:weekly").combine(qm), ci.clone())
+        .unwrap()
+        .named_plan
+        .unwrap();
+    assert_eq!(
+        (named.dir, named.claim_status, named.result.as_str()),
+        (
+            PathBuf::from("plans"),
+            "approved".to_string(),
+            "weekly-outcome"
+        )
+    );
+    let named = resolve(flags("docker-agent:weekly"), ci)
+        .unwrap()
+        .named_plan
+        .unwrap();
+    assert_eq!(named.dir, PathBuf::from("/var/tmp/.cagent/plans"));
+    let err = resolve(flags("docker-agent:../x"), CiEnv::default()).unwrap_err();
+    assert_eq!(err.message, "`../x` is not a valid plan name");
+}

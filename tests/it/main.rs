@@ -4,16 +4,24 @@
 
 mod adversarial;
 mod behaviour;
+mod claim_race;
 mod cli_validate;
 mod common;
 mod conformance;
 mod demo;
+mod docker_agent_examples;
 mod docs;
 mod engine;
+mod explain;
 mod facts;
 mod fleet;
 mod github;
 mod gitlab;
+mod golden;
+mod mcp_python_client;
+mod mcp_stdio;
+mod named_plan;
+mod named_run;
 mod packaging;
 mod pangolin;
 mod policy;

@@ -86,7 +86,8 @@ impl ValueKind {
         }
     }
 
-    fn placeholder(self) -> &'static str {
+    /// How the kind is written in a pattern (`<path>`); targets read as words.
+    pub fn placeholder(self) -> &'static str {
         match self {
             ValueKind::Number => "<n>",
             ValueKind::Word | ValueKind::Target => "<word>",

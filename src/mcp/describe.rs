@@ -1,0 +1,100 @@
+//! `describe_mission`: what a mission lets a plan do, in a form an agent can plan with.
+
+use crate::mission::Mission;
+use crate::mission::grammar::{PackageGrammar, VersionGrammar};
+use crate::mission::pattern::{FlagSpec, Positionals, TestPattern, ValueKind};
+use serde_json::{Map, Value, json};
+
+/// The mission's action types, update commands and files per ecosystem, and test-runner policy.
+pub fn describe(mission: &Mission) -> Value {
+    let ecosystems: Map<String, Value> = mission
+        .ecosystems
+        .iter()
+        .map(|(name, eco)| {
+            let commands: Vec<&str> = eco.commands.iter().map(|p| p.source()).collect();
+            let entry = json!({
+                "package_names": package_grammar(eco.packages),
+                "versions": version_grammar(eco.versions),
+                "commands": commands,
+                "files_it_may_change": mission.files.patterns(name),
+            });
+            (name.clone(), entry)
+        })
+        .collect();
+    let action_types: Vec<&str> = mission.action_types.iter().map(|t| t.as_str()).collect();
+    json!({
+        "mission": mission.name,
+        "description": mission.description,
+        "action_types": action_types,
+        "update_commands": {
+            "rules": "A command must split (as shell words) into exactly the words of one pattern of a declared ecosystem: no prefix matching, no extra options, no shell syntax, no `NAME=value`, the program by its bare name. Nothing runs through a shell.",
+            "<pkg>": "a package name valid in the ecosystem's grammar, declared in the action's `updates`",
+            "<ver>": "a version valid in the ecosystem's grammar, equal to that update's `to`",
+        },
+        "ecosystems": ecosystems,
+        "changed_files": "A branch may only change the files its ecosystems list (globs matching the end of a path: `go.sum` also matches `providers/s3/go.sum`); any other change refuses the branch.",
+        "test_runner_policy": {
+            "rules": "test_command (per action and in repo_context) must match one of these forms. `<script>` is a script of the working_dir's package.json; `<args>` takes only the options listed, and positional arguments of the kind given. Option values are written `-count 3`, `-count=3` or `-j4`, and never start with `-`. Anything else is refused: inline code, package executors, installs.",
+            "commands": mission.tests.iter().map(test_form).collect::<Vec<_>>(),
+        },
+    })
+}
+
+fn test_form(test: &TestPattern) -> Value {
+    let form = test.pattern.source();
+    if !form.split_whitespace().any(|w| w == "<args>") {
+        return json!({"form": form, "options": [], "arguments": "none"});
+    }
+    let options: Vec<String> = test.flags.iter().map(flag).collect();
+    let arguments = match &test.positionals {
+        Positionals::Kind(kind) => value_kind(*kind).to_string(),
+        Positionals::OneOf(choices) => format!("one of: {}", choices.join(", ")),
+    };
+    json!({"form": form, "options": options, "arguments": arguments})
+}
+
+fn flag(spec: &FlagSpec) -> String {
+    let Some(kind) = spec.value else {
+        return spec.name.clone();
+    };
+    let placeholder = kind.placeholder();
+    let glue = if spec.glued { "=" } else { " " };
+    format!("{}{glue}{placeholder}", spec.name)
+}
+
+fn value_kind(kind: ValueKind) -> &'static str {
+    match kind {
+        ValueKind::Number => "numbers",
+        ValueKind::Word => "plain words (letters, digits, `_.,:/+@%^*`)",
+        ValueKind::Path => "relative paths inside the checkout (no `..`, `.git` or URL)",
+        ValueKind::Dir => "existing directories inside the checkout",
+        ValueKind::File => "existing files inside the checkout",
+        ValueKind::Cwd => "one existing directory inside the checkout to run from",
+        ValueKind::Out => "report files to write inside the checkout",
+        ValueKind::Expr => "filter expressions (letters, digits, spaces, `_.,:=!()~*`)",
+        ValueKind::Target => "target names (letters, digits, `_.:/-`)",
+        ValueKind::Test => "test locations: a path, optionally `::id` (pytest) or `:line` (rspec)",
+        ValueKind::GoPackage => "go package patterns inside the module: `.`, `./pkg`, `./...`",
+        ValueKind::PythonFile => "Python test files such as `tests/test_x.py`, never dotted names",
+        ValueKind::Filter => "test paths or name patterns",
+    }
+}
+
+fn package_grammar(grammar: PackageGrammar) -> &'static str {
+    match grammar {
+        PackageGrammar::GoModule => "go-module: module paths such as `github.com/gorilla/mux`",
+        PackageGrammar::Npm => "npm: names such as `lodash` or `@types/node`",
+        PackageGrammar::Pypi => "pypi: PEP 508 names such as `requests`",
+        PackageGrammar::Rubygems => "rubygems: names such as `aws-sdk-s3`",
+        PackageGrammar::Crates => "crates: names such as `tokio-util`",
+    }
+}
+
+fn version_grammar(grammar: VersionGrammar) -> &'static str {
+    match grammar {
+        VersionGrammar::Go => "go: `v` and a semantic version, such as `v1.8.1`",
+        VersionGrammar::Semver => "semver: such as `4.17.21` or `1.0.0-rc.1`, no `v`",
+        VersionGrammar::Pep440 => "pep440: such as `2.31.0` or `1.0rc1`",
+        VersionGrammar::Rubygems => "rubygems: such as `7.1.3` or `1.0.0.pre`",
+    }
+}

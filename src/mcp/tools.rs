@@ -1,0 +1,247 @@
+//! The server's tools. Every refusal is a tool error (`isError: true`) whose text says what to
+//! change, so the agent can fix its call; malformed calls are JSON-RPC errors, from rmcp.
+
+use super::McpConfig;
+use crate::cli::render_json;
+use crate::finding::explain::explain;
+use crate::finding::{Code, clip, closest};
+use crate::mission::{self, Mission, MissionError};
+use crate::named_plan::{PlanName, PlanStore};
+use crate::validate::validate;
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
+use rmcp::{ErrorData, ServerHandler, schemars, tool, tool_handler, tool_router};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use std::sync::Arc;
+
+const INSTRUCTIONS: &str = "Quartermaster executes dependency-update plans after checking them against the operator's mission. Loop: get_schema and describe_mission, write the plan, validate_plan until `valid` is true (explain_code says what a finding code means and how to fix it), then submit_plan to store it as a named plan with status `ready` for the next `quartermaster run`. Nothing here runs any command.";
+
+/// A plan, as a JSON object or as the text of one.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(untagged)]
+pub enum PlanInput {
+    /// The plan as a JSON object.
+    Object(Map<String, Value>),
+    /// The plan's JSON text, validated byte for byte (syntax errors come with line and column).
+    Text(String),
+}
+
+impl PlanInput {
+    /// The exact text that is validated, and stored by `submit_plan`.
+    fn text(&self) -> String {
+        match self {
+            PlanInput::Text(text) => text.clone(),
+            PlanInput::Object(map) => {
+                let mut text = serde_json::to_string_pretty(map).expect("a JSON object serialises");
+                text.push('\n');
+                text
+            }
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct ValidateArgs {
+    /// The plan to check.
+    pub plan: PlanInput,
+    /// Mission whose allowlist applies; the server's mission when absent.
+    pub mission: Option<String>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct MissionArgs {
+    /// Mission to describe; the server's mission when absent.
+    pub mission: Option<String>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct ExplainArgs {
+    /// A finding code, such as `command.option_injection`.
+    pub code: String,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct SubmitArgs {
+    /// The plan name: lower-case letters, digits, `-` and `_`, starting with a letter or digit.
+    pub name: String,
+    /// The plan to store; it must validate.
+    pub plan: PlanInput,
+    /// Mission whose allowlist applies; the server's mission when absent.
+    pub mission: Option<String>,
+    /// Who writes the plan (your agent name); the stored author is kept when absent.
+    pub author: Option<String>,
+    /// The revision you last read; the write is refused if the plan has changed since. Without
+    /// it, the plan is created or replaced unless Quartermaster is running it.
+    pub last_known_revision: Option<i64>,
+}
+
+/// The MCP server: its configuration and its tools.
+#[derive(Debug, Clone)]
+pub struct QmServer {
+    config: Arc<McpConfig>,
+    /// The server's mission, loaded once: most calls name no other.
+    default_mission: Arc<Mission>,
+    tool_router: ToolRouter<Self>,
+}
+
+#[tool_router]
+impl QmServer {
+    /// A server for `config`; fails when its mission cannot be loaded.
+    pub fn new(config: McpConfig) -> Result<Self, MissionError> {
+        let mission = mission::load(&config.mission, config.missions_dir.as_deref())?;
+        Ok(Self {
+            config: Arc::new(config),
+            default_mission: Arc::new(mission),
+            tool_router: Self::tool_router(),
+        })
+    }
+
+    #[tool(
+        description = "The plan's JSON Schema (draft 2020-12). It describes shapes only; validate_plan applies the mission's allowlists and the test-runner policy.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn get_schema(&self) -> Result<CallToolResult, ErrorData> {
+        Ok(text_result(pretty(&crate::plan::json_schema())))
+    }
+
+    #[tool(
+        description = "Validate a plan exactly as `quartermaster validate --format json` does: {valid, errors: [{pointer, code, message}], warnings}. Pointers are JSON Pointers into the plan.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn validate_plan(
+        &self,
+        Parameters(args): Parameters<ValidateArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let mission = match self.mission(args.mission.as_deref()) {
+            Ok(mission) => mission,
+            Err(refusal) => return Ok(error_result(refusal)),
+        };
+        let validation = validate(args.plan.text().as_bytes(), &mission);
+        Ok(text_result(render_json(&validation)))
+    }
+
+    #[tool(
+        description = "What a mission allows: action types, update command patterns and the files each ecosystem may change, and the test-runner policy.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn describe_mission(
+        &self,
+        Parameters(args): Parameters<MissionArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        Ok(match self.mission(args.mission.as_deref()) {
+            Ok(mission) => text_result(pretty(&super::describe(&mission))),
+            Err(refusal) => error_result(refusal),
+        })
+    }
+
+    #[tool(
+        description = "What a finding code means and how to fix the plan.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn explain_code(
+        &self,
+        Parameters(args): Parameters<ExplainArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let Some(code) = Code::from_name(args.code.trim()) else {
+            return Ok(unknown_code(&args.code));
+        };
+        Ok(text_result(pretty(&json!(explain(code)))))
+    }
+
+    #[tool(
+        description = "Validate a plan and, if it is valid, store it as the docker-agent named plan `name` with status `ready`, for the operator's next `quartermaster run --plan docker-agent:<name>`. An invalid plan is refused with its findings. Runs nothing.",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn submit_plan(
+        &self,
+        Parameters(args): Parameters<SubmitArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let name = match PlanName::parse(&args.name) {
+            Ok(name) => name,
+            Err(e) => return Ok(error_result(e.with_hint())),
+        };
+        let mission = match self.mission(args.mission.as_deref()) {
+            Ok(mission) => mission,
+            Err(refusal) => return Ok(error_result(refusal)),
+        };
+        let text = args.plan.text();
+        let validation = validate(text.as_bytes(), &mission);
+        let findings = render_json(&validation);
+        if !validation.is_valid() {
+            return Ok(error_result(format!(
+                "the plan is invalid, so it was not stored; fix every error and submit again:\n{findings}"
+            )));
+        }
+        let store = PlanStore::new(self.config.plans_dir.clone());
+        let (author, expected) = (args.author, args.last_known_revision);
+        let written = tokio::task::spawn_blocking(move || {
+            store.submit(&name, &text, author.as_deref(), expected)
+        })
+        .await
+        .map_err(|e| ErrorData::internal_error(format!("submit_plan stopped: {e}"), None))?;
+        Ok(match written {
+            Ok(plan) => text_result(pretty(&json!({
+                "name": plan.name().as_str(),
+                "revision": plan.revision(),
+                "status": plan.status(),
+                "validation": serde_json::from_str::<Value>(&findings).expect("validation JSON parses"),
+            }))),
+            Err(e) => error_result(e.with_hint()),
+        })
+    }
+
+    /// The named mission, or the server's; the refusal's text when it cannot be loaded.
+    fn mission(&self, name: Option<&str>) -> Result<Arc<Mission>, String> {
+        match name {
+            None => Ok(self.default_mission.clone()),
+            Some(name) if name == self.config.mission => Ok(self.default_mission.clone()),
+            Some(name) => mission::load(name, self.config.missions_dir.as_deref())
+                .map(Arc::new)
+                .map_err(|e| format!("mission: {e}")),
+        }
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for QmServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new(
+                "quartermaster",
+                env!("CARGO_PKG_VERSION"),
+            ))
+            .with_instructions(INSTRUCTIONS)
+    }
+}
+
+fn pretty(value: &Value) -> String {
+    serde_json::to_string_pretty(value).expect("a JSON value serialises")
+}
+
+fn text_result(text: String) -> CallToolResult {
+    CallToolResult::success(vec![ContentBlock::text(text)])
+}
+
+fn error_result(text: String) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(text)])
+}
+
+fn unknown_code(input: &str) -> CallToolResult {
+    let known: Vec<&str> = Code::ALL.iter().map(|c| c.as_str()).collect();
+    let hint = match closest(input.trim(), &known) {
+        Some(near) => format!("did you mean `{near}`? "),
+        None => String::new(),
+    };
+    error_result(format!(
+        "`{}` is not a finding code; {hint}codes are: {}",
+        clip(input),
+        known.join(", ")
+    ))
+}
