@@ -63,6 +63,9 @@ pub const SAFE_DEFAULTS: &[(&str, &str)] = &[
     ("YARN_IGNORE_SCRIPTS", "true"),
     ("YARN_ENABLE_SCRIPTS", "false"),
     ("PIP_ONLY_BINARY", ":all:"),
+    // Update commands only lock (`bundle lock --update`); the tests' `bundle exec` installs what
+    // the lock names, after the commit.
+    ("BUNDLE_AUTO_INSTALL", "true"),
 ];
 
 /// Builds a child environment: the inherited allowlist plus the operator's `extra` names, taken

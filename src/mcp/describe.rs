@@ -12,10 +12,16 @@ pub fn describe(mission: &Mission) -> Value {
         .iter()
         .map(|(name, eco)| {
             let commands: Vec<&str> = eco.commands.iter().map(|p| p.source()).collect();
+            let runs_as: Map<String, Value> = eco
+                .commands
+                .iter()
+                .filter_map(|c| Some((c.source().to_string(), json!(c.runs.as_ref()?.source()))))
+                .collect();
             let entry = json!({
                 "package_names": package_grammar(eco.packages),
                 "versions": version_grammar(eco.versions),
                 "commands": commands,
+                "runs_as": runs_as,
                 "files_it_may_change": mission.files.patterns(name),
             });
             (name.clone(), entry)
@@ -30,6 +36,7 @@ pub fn describe(mission: &Mission) -> Value {
             "rules": "A command must split (as shell words) into exactly the words of one pattern of a declared ecosystem: no prefix matching, no extra options, no shell syntax, no `NAME=value`, the program by its bare name. Nothing runs through a shell.",
             "<pkg>": "a package name valid in the ecosystem's grammar, declared in the action's `updates`",
             "<ver>": "a version valid in the ecosystem's grammar, equal to that update's `to`",
+            "runs_as": "Per ecosystem, the commands Quartermaster executes in another form: the ecosystem's lock-only mode, which updates the lock file without installing packages. Write the form listed under `commands`; reports show it as written.",
         },
         "ecosystems": ecosystems,
         "changed_files": "A branch may only change the files its ecosystems list (globs matching the end of a path: `go.sum` also matches `providers/s3/go.sum`); any other change refuses the branch.",
@@ -96,5 +103,30 @@ fn version_grammar(grammar: VersionGrammar) -> &'static str {
         VersionGrammar::Semver => "semver: such as `4.17.21` or `1.0.0-rc.1`, no `v`",
         VersionGrammar::Pep440 => "pep440: such as `2.31.0` or `1.0rc1`",
         VersionGrammar::Rubygems => "rubygems: such as `7.1.3` or `1.0.0.pre`",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_list_forms_and_what_each_runs_as() {
+        let deps = crate::mission::load("deps", None).unwrap();
+        let described = describe(&deps);
+        let bundle = &described["ecosystems"]["bundle"];
+        assert_eq!(
+            bundle["commands"],
+            json!(["bundle update <pkg>", "bundle lock --update <pkg>"])
+        );
+        assert_eq!(
+            bundle["runs_as"],
+            json!({"bundle update <pkg>": "bundle lock --update <pkg>"})
+        );
+        assert_eq!(
+            described["ecosystems"]["poetry"]["runs_as"]["poetry add <pkg>@<ver>"],
+            "poetry add --lock <pkg>@<ver>"
+        );
+        assert_eq!(described["ecosystems"]["go"]["runs_as"], json!({}));
     }
 }

@@ -1,14 +1,15 @@
 //! Update commands: an exact match of one of the mission's patterns, with `<pkg>` a declared
 //! package of the action and `<ver>` its declared target.
 
-use super::pattern::{self, Mismatch, Pattern, Placeholders, Refusal};
-use super::{Ecosystem, Mission, grammar};
+use super::pattern::{self, Mismatch, Placeholders, Refusal};
+use super::{Ecosystem, Mission, UpdateCommand, grammar};
 use crate::finding::{Code, clip};
 use crate::plan::Update;
 
 impl Mission {
     /// Checks an update command of an action against the allowlist: exact pattern match, `<pkg>`
     /// valid and declared, `<ver>` valid and equal to its `to`, ecosystem declared in the plan.
+    /// The argv is the command's words, or the matched entry's `runs` filled with what it bound.
     pub fn check_update_command(
         &self,
         command: &str,
@@ -17,7 +18,7 @@ impl Mission {
     ) -> Result<CommandMatch, Refusal> {
         let words = pattern::split(command)?;
         let program = words[0].as_str();
-        let candidates: Vec<(&String, &Ecosystem, &Pattern)> = self
+        let candidates: Vec<(&String, &Ecosystem, &UpdateCommand)> = self
             .ecosystems
             .iter()
             .flat_map(|(name, eco)| {
@@ -37,15 +38,18 @@ impl Mission {
                 eco,
                 updates,
             };
-            match pattern.match_update(&words, &check) {
+            match pattern.form.match_update(&words, &check) {
                 Ok(bound) => {
                     ecosystem_declared(eco_name, pattern, declared_ecosystems)?;
+                    let argv = pattern
+                        .argv(words, &bound)
+                        .ok_or_else(|| unfillable(pattern))?;
                     return Ok(CommandMatch {
                         text: command.to_string(),
                         ecosystem: (*eco_name).clone(),
                         package: bound.package,
                         pattern: pattern.source().to_string(),
-                        argv: words,
+                        argv,
                     });
                 }
                 Err(m) => Mismatch::keep_deepest(&mut best, m),
@@ -78,10 +82,23 @@ impl Mission {
     }
 }
 
+/// A `runs` form that needs a value its form did not bind: ruled out when the mission loads, and
+/// refused rather than run if it ever happened.
+fn unfillable(command: &UpdateCommand) -> Refusal {
+    Refusal::new(
+        Code::CommandNotAllowlisted,
+        format!(
+            "the mission runs `{}` as `{}`, which needs a value the command did not give",
+            command.source(),
+            command.executed().source()
+        ),
+    )
+}
+
 /// A command may only use an ecosystem the plan declares.
 fn ecosystem_declared(
     eco_name: &str,
-    pattern: &Pattern,
+    pattern: &UpdateCommand,
     declared: &[String],
 ) -> Result<(), Refusal> {
     if declared.iter().any(|e| e == eco_name) {
@@ -106,12 +123,15 @@ fn ecosystem_declared(
 pub struct CommandMatch {
     /// The command as the plan wrote it, for messages and reports.
     pub text: String,
-    /// The program and its arguments, exactly as they will be executed.
+    /// The program and its arguments, exactly as they will be executed: the plan's words, or,
+    /// when the matched allowlist entry has a `runs` form (`bundle update <pkg>` runs as
+    /// `bundle lock --update <pkg>`), that form filled with what the plan's words bound.
     pub argv: Vec<String>,
     pub ecosystem: String,
     /// The declared package the command updates; `None` for commands such as `go mod tidy`.
     pub package: Option<String>,
-    /// The allowlist pattern it matched.
+    /// The allowlist pattern it matched: the form the plan wrote (`argv` follows the entry's
+    /// `runs` form when it has one).
     pub pattern: String,
 }
 

@@ -9,7 +9,10 @@
 //!   "ecosystems": {
 //!     "go": { "packages": "go-module", "versions": "go",
 //!             "commands": ["go get <pkg>@<ver>", "go mod tidy"],
-//!             "files": ["go.mod", "go.sum"] }
+//!             "files": ["go.mod", "go.sum"] },
+//!     "bundle": { "packages": "rubygems", "versions": "rubygems",
+//!                 "commands": [{"form": "bundle update <pkg>", "runs": "bundle lock --update <pkg>"}],
+//!                 "files": ["Gemfile", "Gemfile.lock"] }
 //!   },
 //!   "test_runners": { ... optional, same shape as missions/test-runners.json ... }
 //! }
@@ -19,6 +22,11 @@
 //! policy (`missions/test-runners.json`) are embedded in the binary; `--missions-dir DIR` adds
 //! missions from `DIR/<name>/allowlist.json`, which take precedence over embedded ones of the same
 //! name. The pattern language is described in [`pattern`].
+//!
+//! A `commands` entry is a pattern, run exactly as the plan writes it, or an object whose `form` the
+//! plan writes and whose `runs` is what Quartermaster executes for it, filled with what the form
+//! bound: how an ecosystem's lock-only mode is used, so that the lock file is computed before any
+//! package code (a gem's `extconf.rb`, an sdist's build backend) can run. See [`UpdateCommand`].
 //!
 //! `files` are the only files an ecosystem's commands may change: globs (`*` within a name) that
 //! match the end of a path, so `go.sum` matches `go.sum` and `providers/s3/go.sum`. A change to any
@@ -30,18 +38,20 @@ pub mod grammar;
 pub mod paths;
 pub mod pattern;
 mod runners;
+mod update;
 mod workspace;
 
 pub use commands::CommandMatch;
 pub use files::FilePolicy;
 pub use paths::{PathArg, PathRole};
 pub use runners::TestCommand;
+pub use update::{RunsError, RunsProblem, UpdateCommand};
 pub use workspace::check_test_paths;
 
 use crate::finding::clip;
 use crate::plan::ActionType;
 use grammar::{PackageGrammar, VersionGrammar};
-use pattern::{Pattern, PatternKind, TestPattern};
+use pattern::TestPattern;
 use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -80,6 +90,9 @@ pub enum MissionError {
     },
     #[error("{origin}: {message}")]
     Invalid { origin: String, message: String },
+    /// An ecosystem command's `runs` pattern does not fit its form.
+    #[error(transparent)]
+    Runs(Box<RunsError>),
 }
 
 /// A loaded, checked mission.
@@ -101,7 +114,7 @@ pub struct Mission {
 pub struct Ecosystem {
     pub packages: PackageGrammar,
     pub versions: VersionGrammar,
-    pub commands: Vec<Pattern>,
+    pub commands: Vec<UpdateCommand>,
 }
 
 #[derive(Deserialize)]
@@ -120,7 +133,7 @@ struct MissionFile {
 struct EcosystemFile {
     packages: PackageGrammar,
     versions: VersionGrammar,
-    commands: Vec<String>,
+    commands: Vec<update::CommandFile>,
     files: Vec<String>,
 }
 
@@ -224,10 +237,7 @@ impl Mission {
             let commands = spec
                 .commands
                 .iter()
-                .map(|c| {
-                    Pattern::parse(c, PatternKind::Update)
-                        .map_err(|e| invalid(format!("ecosystem `{eco}`, pattern `{c}`: {e}")))
-                })
+                .map(|c| compile_command(origin, &eco, c))
                 .collect::<Result<Vec<_>, _>>()?;
             files
                 .insert(&eco, &spec.files)
@@ -281,7 +291,7 @@ impl Mission {
     pub fn update_programs(&self) -> BTreeSet<&str> {
         self.ecosystems
             .values()
-            .flat_map(|e| e.commands.iter().map(Pattern::program))
+            .flat_map(|e| e.commands.iter().map(UpdateCommand::program))
             .collect()
     }
 
@@ -289,6 +299,27 @@ impl Mission {
     pub fn test_runners(&self) -> BTreeSet<&str> {
         self.tests.iter().map(|t| t.pattern.program()).collect()
     }
+}
+
+/// Compiles an entry of ecosystem `eco`'s `commands`, naming both in any error.
+fn compile_command(
+    origin: &str,
+    eco: &str,
+    entry: &update::CommandFile,
+) -> Result<UpdateCommand, MissionError> {
+    UpdateCommand::compile(entry).map_err(|e| match e {
+        update::CommandError::Form(message) => MissionError::Invalid {
+            origin: origin.to_string(),
+            message: format!("ecosystem `{eco}`, pattern `{}`: {message}", entry.form()),
+        },
+        update::CommandError::Runs(problem) => MissionError::Runs(Box::new(RunsError {
+            origin: origin.to_string(),
+            ecosystem: eco.to_string(),
+            form: entry.form().to_string(),
+            runs: entry.runs().unwrap_or_default().to_string(),
+            problem,
+        })),
+    })
 }
 
 #[cfg(test)]

@@ -578,6 +578,7 @@ static TARGET: LazyLock<Regex> =
 static SCRIPT: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^[A-Za-z0-9_][A-Za-z0-9_.:-]{0,127}$").expect("valid regex"));
 
+mod fill;
 mod test_args;
 
 pub use test_args::{Arg, FlagSpec, Positionals, TestPattern, ValueKind};
