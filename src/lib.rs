@@ -30,4 +30,5 @@ pub mod run;
 pub mod sandbox;
 pub mod scale;
 pub mod schedule;
+mod tree;
 pub mod validate;

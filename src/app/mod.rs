@@ -16,6 +16,7 @@ use crate::report::{
     ActionReport, IsolationReport, REPORT_VERSION, RunReport, Summary, Timing, ValidationReport,
 };
 use crate::run::{Engine, Settings};
+use crate::schedule::KeyContext;
 use crate::validate::{self, ValidatedPlan, Validation};
 use secrecy::ExposeSecret;
 use std::sync::{Arc, Mutex};
@@ -158,7 +159,10 @@ fn execute(
 ) -> Result<Ran, ConfigError> {
     let guard_slot: Arc<Mutex<Option<CredentialGuard>>> = Arc::default();
     let _isolation = crate::harden::process(guard_slot.clone())?;
-    let runtime = tokio::runtime::Builder::new_current_thread()
+    // Workers drive their actions' requests from their own threads; the runtime's one thread
+    // drives the connections.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
         .enable_all()
         .build()
         .map_err(|e| ConfigError::new(format!("async runtime: {e}")))?;
@@ -176,9 +180,11 @@ fn execute(
         "quartermaster: commands run sandboxed ({})",
         sandbox.level()
     ));
-    let engine =
-        Engine::new(plan, forge.as_ref(), &settings, progress, &sandbox).only(config.only.as_ref());
-    let actions = runtime.block_on(engine.run());
+    let keys = KeyContext::discover(plan.plan(), &config.checkout, config.allow_mentions);
+    let actions = Engine::new(plan, forge.as_ref(), &settings, progress, &sandbox)
+        .only(config.only.as_ref())
+        .jobs(config.jobs, keys)
+        .run(runtime.handle());
     let isolation = IsolationReport {
         level: sandbox.level(),
         fallbacks: sandbox.fallbacks().to_vec(),

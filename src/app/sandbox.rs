@@ -18,6 +18,8 @@ pub fn open(
     let own: BTreeMap<OsString, OsString> = std::env::vars_os().collect();
     let mut sandbox = SandboxConfig::new(config.isolation, &own, child_env);
     sandbox.uid_base = config.sandbox_uid_base;
+    // One slot (and so one uid) per action that may run at once.
+    sandbox.slots = u32::try_from(config.jobs.get()).unwrap_or(u32::MAX);
     sandbox.hidden.push(scratch.to_path_buf());
     sandbox.hidden.extend(config.forge_dir.iter().cloned());
     sandbox.checkout = Some(config.checkout.clone());

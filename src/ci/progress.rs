@@ -6,11 +6,25 @@
 use super::github::{escape_data, random_token};
 use crate::report::{ActionReport, Status};
 use std::io::Write;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 pub struct Progress {
-    sink: Box<dyn Fn(&str) + Send + Sync>,
+    sink: Sink,
     /// The `::stop-commands::` token, on GitHub Actions.
     github: Option<String>,
+    /// Held while lines are written that must stay together (a held group).
+    writing: Arc<Mutex<()>>,
+    /// On a worker's progress while actions run at once (see [`Progress::scoped`]).
+    parallel: Option<Parallel>,
+}
+
+type Sink = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// A worker's progress among others: plain lines carry the action's `[i/n]`; on GitHub an
+/// action's lines are held and written as one group when it finishes.
+struct Parallel {
+    prefix: Mutex<String>,
+    held: Mutex<Vec<String>>,
 }
 
 impl Default for Progress {
@@ -20,31 +34,51 @@ impl Default for Progress {
 }
 
 impl Progress {
+    fn with(sink: Sink, github: Option<String>) -> Self {
+        Self {
+            sink,
+            github,
+            writing: Arc::default(),
+            parallel: None,
+        }
+    }
+
     /// Progress lines on standard error.
     pub fn stderr() -> Self {
-        Self {
-            sink: Box::new(|line| {
+        Self::with(
+            Arc::new(|line| {
                 let _ = writeln!(std::io::stderr().lock(), "{line}");
             }),
-            github: None,
-        }
+            None,
+        )
     }
 
     /// Progress for GitHub Actions: on standard output, where the runner reads workflow commands.
     pub fn github_actions() -> Self {
-        Self {
-            sink: Box::new(|line| {
+        Self::with(
+            Arc::new(|line| {
                 let _ = writeln!(std::io::stdout().lock(), "{line}");
             }),
-            github: Some(random_token()),
-        }
+            Some(random_token()),
+        )
     }
 
     /// Progress lines handed to `sink` (tests, embedding).
     pub fn to(sink: impl Fn(&str) + Send + Sync + 'static) -> Self {
+        Self::with(Arc::new(sink), None)
+    }
+
+    /// A worker's progress, writing where this one does; `parallel` when other workers write at
+    /// the same time, so that each action's lines stay readable.
+    pub fn scoped(&self, parallel: bool) -> Self {
         Self {
-            sink: Box::new(sink),
-            github: None,
+            sink: self.sink.clone(),
+            github: self.github.clone(),
+            writing: self.writing.clone(),
+            parallel: parallel.then(|| Parallel {
+                prefix: Mutex::default(),
+                held: Mutex::default(),
+            }),
         }
     }
 
@@ -53,7 +87,22 @@ impl Progress {
     }
 
     pub fn line(&self, text: &str) {
-        (self.sink)(text);
+        match &self.parallel {
+            Some(p) if self.github.is_some() => lock(&p.held).push(text.to_string()),
+            Some(p) => (self.sink)(&format!("{}{text}", lock(&p.prefix))),
+            None => (self.sink)(text),
+        }
+    }
+
+    /// Writes the lines held for a group, together.
+    fn release(&self) {
+        if let Some(p) = &self.parallel {
+            let held = std::mem::take(&mut *lock(&p.held));
+            let _writing = lock(&self.writing);
+            for line in held {
+                (self.sink)(&line);
+            }
+        }
     }
 
     /// A workflow command (GitHub Actions only; ignored elsewhere).
@@ -91,7 +140,12 @@ impl Progress {
                 self.line(&format!("::group::{}", escape_data(&title)));
                 self.line(&format!("::stop-commands::{token}"));
             }
-            None => self.line(&title),
+            None => {
+                self.line(&title);
+                if let Some(p) = &self.parallel {
+                    *lock(&p.prefix) = format!("[{}/{total}]", index + 1);
+                }
+            }
         }
     }
 
@@ -121,7 +175,15 @@ impl Progress {
             self.line(&format!("::{token}::"));
             self.line("::endgroup::");
         }
+        self.release();
+        if let Some(p) = &self.parallel {
+            lock(&p.prefix).clear();
+        }
     }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// `text` with every control character but the tab written as an escape (`\x1b`).
@@ -140,7 +202,6 @@ fn visible(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::{Arc, Mutex};
 
     fn captured(github: bool) -> (Progress, Arc<Mutex<Vec<String>>>) {
         let lines = Arc::new(Mutex::new(Vec::new()));
@@ -181,6 +242,45 @@ mod tests {
         assert_eq!(
             lines.lock().unwrap().as_slice(),
             ["      | \\x1b[2J\\x1b]0;pwned\\x07ok\\x0d\tdone"]
+        );
+    }
+
+    #[test]
+    fn actions_at_once_keep_their_lines_apart() {
+        let report = |status| {
+            let mut r = ActionReport::new(0, crate::plan::ActionType::CreateMr);
+            r.finish(status, "ok");
+            r
+        };
+        let (parent, lines) = captured(true);
+        let (a, b) = (parent.scoped(true), parent.scoped(true));
+        a.begin_action(0, 2, "create_mr a");
+        b.begin_action(1, 2, "create_mr b");
+        a.step("a: one");
+        b.step("b: one");
+        b.end_action(&report(Status::Done));
+        a.step("a: two");
+        a.end_action(&report(Status::Failed));
+        let lines = lines.lock().unwrap();
+        let groups: Vec<&str> = lines
+            .iter()
+            .filter(|l| l.starts_with("::group::"))
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            groups,
+            ["::group::[2/2] create_mr b", "::group::[1/2] create_mr a"]
+        );
+        let a_lines = lines.iter().position(|l| l == "      a: one").unwrap();
+        assert_eq!(lines[a_lines + 1], "      a: two", "{lines:?}");
+
+        let (parent, lines) = captured(false);
+        let a = parent.scoped(true);
+        a.begin_action(2, 3, "skip x");
+        a.step("held");
+        assert_eq!(
+            *lines.lock().unwrap(),
+            vec!["[3/3] skip x", "[3/3]      held"]
         );
     }
 

@@ -132,11 +132,17 @@ fn take_tokens() -> Result<Taken, ConfigError> {
 }
 
 fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_env(env_vars::QM_LOG)
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .without_time()
-        .try_init();
+    let builder = tracing_subscriber::fmt().with_writer(std::io::stderr);
+    // A log asked for (QM_LOG) says when each event happened since the start, to see where the
+    // time goes; the default one (warnings) needs no clock.
+    let _ = match tracing_subscriber::EnvFilter::try_from_env(env_vars::QM_LOG) {
+        Ok(filter) => builder
+            .with_env_filter(filter)
+            .with_timer(tracing_subscriber::fmt::time::Uptime::default())
+            .try_init(),
+        Err(_) => builder
+            .with_env_filter(tracing_subscriber::EnvFilter::new("warn"))
+            .without_time()
+            .try_init(),
+    };
 }

@@ -147,6 +147,11 @@ pub struct Inputs {
     #[arg(long, value_name = "DURATION")]
     #[serde(deserialize_with = "set")]
     pub forge_max_wait: Option<String>,
+    /// How many actions may run at once; actions that could touch the same branch, PR, issue or
+    /// lock file never do [env: QM_JOBS; default: the machine's cores, at most 4].
+    #[arg(long, value_name = "N")]
+    #[serde(deserialize_with = "set")]
+    pub jobs: Option<String>,
     /// Run only these actions, by index in the plan: a shard, as `quartermaster shards` cuts them
     /// [env: QM_ONLY, e.g. 0,3,5; default: every action].
     #[arg(long, value_name = "I,J,...")]
@@ -245,6 +250,7 @@ impl Inputs {
             allow_mentions: self.allow_mentions.or(fallback.allow_mentions),
             forge_write_interval: self.forge_write_interval.or(fallback.forge_write_interval),
             forge_max_wait: self.forge_max_wait.or(fallback.forge_max_wait),
+            jobs: self.jobs.or(fallback.jobs),
             only: self.only.or(fallback.only),
             repository: self.repository.or(fallback.repository),
             token: self.token.or(fallback.token),

@@ -20,6 +20,7 @@ use crate::git::Identity;
 use crate::sandbox::{DEFAULT_UID_BASE, Isolation, Seed};
 use crate::scale::Only;
 use secrecy::SecretString;
+use std::num::NonZeroUsize;
 use std::path::PathBuf;
 use std::time::Duration;
 use values::parse_duration_or_zero;
@@ -65,6 +66,8 @@ pub struct RunConfig {
     pub forge_max_wait: Duration,
     /// Whether the token is the workflow's default `GITHUB_TOKEN` (PRs it opens run no CI).
     pub token_is_default: bool,
+    /// How many actions may run at once (each in its own sandbox slot).
+    pub jobs: NonZeroUsize,
     /// The actions this run is limited to (a shard), checked against the plan once it is read.
     pub only: Option<Only>,
     /// The repository to work on instead of the CI job's own (a fleet job's).
@@ -146,6 +149,7 @@ impl RunConfig {
                 "forge-max-wait",
                 DEFAULT_FORGE_MAX_WAIT,
             )?,
+            jobs: jobs(inputs.jobs.as_deref())?,
             only: Only::parse(inputs.only.as_deref().unwrap_or(""))
                 .map_err(|e| ConfigError::with_hint(e.to_string(), e.hint()))?,
             repository: inputs.repository.clone(),
@@ -154,6 +158,29 @@ impl RunConfig {
             ci,
         })
     }
+}
+
+/// The most actions at once that `--jobs` accepts: the forge's write pacing, not the machine, is
+/// what limits a run beyond it.
+pub const MAX_JOBS: usize = 16;
+
+/// `--jobs`: given, else the machine's cores, at most 4.
+fn jobs(value: Option<&str>) -> Result<NonZeroUsize, ConfigError> {
+    let Some(value) = value else {
+        let cores = std::thread::available_parallelism().map_or(1, NonZeroUsize::get);
+        return Ok(NonZeroUsize::new(cores.min(4)).unwrap_or(NonZeroUsize::MIN));
+    };
+    value
+        .trim()
+        .parse::<NonZeroUsize>()
+        .ok()
+        .filter(|n| n.get() <= MAX_JOBS)
+        .ok_or_else(|| {
+            ConfigError::with_hint(
+                format!("--jobs must be a number from 1 to {MAX_JOBS}, not `{value}`"),
+                "give how many actions may run at once, such as 4; 1 runs them one after another",
+            )
+        })
 }
 
 /// A value parsed by its own type, whose error names the problem.

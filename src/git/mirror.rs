@@ -2,7 +2,8 @@
 
 use super::push::push;
 use super::remote::open_remote;
-use super::{CommitInfo, GitError, RemoteSpec, Result, Workspace, fingerprint, git, io};
+use super::workspace::Source;
+use super::{CommitInfo, GitError, RemoteSpec, Result, fingerprint, git, io};
 use std::collections::BTreeMap;
 
 /// A bare scratch repository holding what was fetched from the remote during one run.
@@ -147,12 +148,9 @@ impl Mirror {
 
     /// A workspace with `base` checked out into the empty directory `tree`; its git directory is
     /// private.
-    pub fn workspace(&self, base: git2::Oid, tree: &std::path::Path) -> Result<Workspace> {
-        Workspace::create(self, base, tree)
-    }
-
-    pub(super) fn scratch(&self) -> &std::path::Path {
-        &self.scratch
+    /// What a workspace needs of the mirror, to check out without holding it.
+    pub fn source(&self) -> Source {
+        Source::new(self.repo.path().to_path_buf(), self.scratch.clone())
     }
 
     /// Deletes `branch` on the remote if it still points at `expected`.

@@ -12,12 +12,13 @@ mod credentials;
 mod mirror;
 mod push;
 mod remote;
+mod reset;
 mod workspace;
 
 pub use credentials::CredentialGuard;
 pub use mirror::Mirror;
 pub use remote::{RemoteSpec, RemoteUrl, redact_userinfo};
-pub use workspace::{NewCommit, Staged, Workspace};
+pub use workspace::{NewCommit, Source, Staged, Workspace};
 
 use std::path::Path;
 
@@ -63,6 +64,8 @@ pub enum GitError {
         "the commands changed {count} files (at most {MAX_CHANGED_FILES}); is a build or dependency directory missing from .gitignore?"
     )]
     TooManyChanges { count: usize },
+    #[error("the workspace could not be brought back to the base commit: `{path}` still differs")]
+    Dirty { path: String },
     #[error("working_dir `{dir}` {why}")]
     WorkingDir { dir: String, why: &'static str },
 }

@@ -1,9 +1,10 @@
 //! Workspaces: a throwaway checkout of one commit whose git directory lives apart from its files.
 
 use super::push::{confirm, push};
-use super::{
-    GitError, Identity, MAX_CHANGED_FILES, Mirror, RemoteSpec, Result, fingerprint, git, io,
-};
+use super::reset::{self, Entries};
+use super::{GitError, Identity, MAX_CHANGED_FILES, RemoteSpec, Result, fingerprint, git, io};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 /// The changes of a workspace, staged: a tree and the paths that differ from the base.
@@ -24,6 +25,20 @@ pub struct NewCommit {
     pub files: Vec<String>,
 }
 
+/// Where a workspace borrows its objects from (the mirror) and keeps its git directory: taken
+/// from the mirror, so that a checkout needs no hold on it.
+#[derive(Debug, Clone)]
+pub struct Source {
+    repo: PathBuf,
+    scratch: PathBuf,
+}
+
+impl Source {
+    pub(super) fn new(repo: PathBuf, scratch: PathBuf) -> Self {
+        Self { repo, scratch }
+    }
+}
+
 /// A checkout of one commit whose git directory lives apart from its files, in Quartermaster's
 /// private directory: commands running among the files find no `.git` to tamper with.
 pub struct Workspace {
@@ -32,13 +47,16 @@ pub struct Workspace {
     tree: PathBuf,
     git_dir: tempfile::TempDir,
     fingerprint: Vec<u8>,
+    /// The paths of the base tree, for bringing the workspace back to it.
+    entries: Option<Entries>,
 }
 
 impl Workspace {
-    pub(super) fn create(mirror: &Mirror, base: git2::Oid, tree: &Path) -> Result<Self> {
+    /// Checks `base` out into `tree`, borrowing the objects of the mirror `source` describes.
+    pub fn create(source: &Source, base: git2::Oid, tree: &Path) -> Result<Self> {
         let git_dir = tempfile::Builder::new()
             .prefix("git-")
-            .tempdir_in(mirror.scratch())
+            .tempdir_in(&source.scratch)
             .map_err(io("creating a workspace"))?;
         let mut options = git2::RepositoryInitOptions::new();
         options.workdir_path(tree).no_dotgit_dir(true);
@@ -49,13 +67,13 @@ impl Workspace {
         if link.exists() {
             std::fs::remove_file(&link).map_err(io("creating a workspace"))?;
         }
-        let objects = mirror.repo.path().join("objects");
+        let objects = source.repo.join("objects");
         std::fs::write(
             git_dir.path().join("objects/info/alternates"),
             format!("{}\n", objects.display()),
         )
         .map_err(io("creating a workspace"))?;
-        if let Ok(shallow) = std::fs::read(mirror.repo.path().join("shallow")) {
+        if let Ok(shallow) = std::fs::read(source.repo.join("shallow")) {
             std::fs::write(git_dir.path().join("shallow"), shallow)
                 .map_err(io("creating a workspace"))?;
         }
@@ -71,7 +89,75 @@ impl Workspace {
             tree: tree.to_path_buf(),
             git_dir,
             fingerprint,
+            entries: None,
         })
+    }
+
+    /// Records in the index the files' new owner and ctime after Quartermaster handed a fresh
+    /// checkout to the sandbox's user: a change of owner changes no content, and without this
+    /// git would read every file of the tree again to find that out. A file whose size, mtime or
+    /// inode changed as well is left for git to read.
+    pub fn refresh_owners(&self) -> Result<()> {
+        let mut index = self.repo.index().map_err(git("reading the index"))?;
+        let entries: Vec<git2::IndexEntry> = index.iter().collect();
+        for mut entry in entries {
+            let path = self.tree.join(std::ffi::OsStr::from_bytes(&entry.path));
+            let Ok(meta) = std::fs::symlink_metadata(&path) else {
+                continue;
+            };
+            let same = u64::from(entry.ino) == meta.ino() & 0xffff_ffff
+                && u64::from(entry.file_size) == meta.size() & 0xffff_ffff
+                && i64::from(entry.mtime.seconds()) == meta.mtime()
+                && i64::from(entry.mtime.nanoseconds()) == meta.mtime_nsec();
+            if !same {
+                continue;
+            }
+            entry.uid = meta.uid();
+            entry.gid = meta.gid();
+            entry.ctime = git2::IndexTime::new(
+                i32::try_from(meta.ctime()).unwrap_or(i32::MAX),
+                u32::try_from(meta.ctime_nsec()).unwrap_or(0),
+            );
+            index.add(&entry).map_err(git("updating the index"))?;
+        }
+        index.write().map_err(git("writing the index"))
+    }
+
+    /// Brings the workspace back to exactly `base`, ready for the next unit: what the last unit's
+    /// commands added, removed, changed, linked or re-moded is undone, and a status that counts
+    /// ignored and untracked files must then find nothing. The cost follows what changed, plus
+    /// one walk of the tree. An error means the workspace must not be used again.
+    pub fn reset(&mut self, base: git2::Oid) -> Result<()> {
+        self.check_untampered()?;
+        let commit = self
+            .repo
+            .find_commit(base)
+            .map_err(git("reading the base commit"))?;
+        let tree = commit.tree().map_err(git("reading the base tree"))?;
+        if self.entries.as_ref().is_none_or(|e| e.tree != tree.id()) {
+            self.entries = Some(reset::entries(&tree)?);
+        }
+        if let Some(entries) = &self.entries {
+            reset::clean(&self.tree, entries)?;
+        }
+        self.repo
+            .set_head_detached(base)
+            .map_err(git("checking out the base commit"))?;
+        let mut checkout = git2::build::CheckoutBuilder::new();
+        checkout.force().remove_untracked(true).remove_ignored(true);
+        self.repo
+            .reset(
+                commit.as_object(),
+                git2::ResetType::Hard,
+                Some(&mut checkout),
+            )
+            .map_err(git("resetting the workspace"))?;
+        if let Some(path) = reset::first_difference(&self.repo)? {
+            return Err(GitError::Dirty { path });
+        }
+        self.base = base;
+        self.fingerprint = fingerprint(self.git_dir.path());
+        Ok(())
     }
 
     /// The workspace's files.
@@ -126,12 +212,30 @@ impl Workspace {
     pub fn stage(&self) -> Result<Option<Staged>> {
         self.check_untampered()?;
         let mut index = self.repo.index().map_err(git("reading the index"))?;
-        index
-            .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
-            .map_err(git("staging changes"))?;
-        index
-            .update_all(["*"], None)
-            .map_err(git("staging deletions"))?;
+        // One status walk finds what changed (new files not ignored, modified, deleted); only
+        // those are staged.
+        let mut options = git2::StatusOptions::new();
+        options
+            .include_untracked(true)
+            .recurse_untracked_dirs(true)
+            .include_ignored(false);
+        let statuses = self
+            .repo
+            .statuses(Some(&mut options))
+            .map_err(git("finding the changes"))?;
+        if statuses.len() > MAX_CHANGED_FILES {
+            return Err(GitError::TooManyChanges {
+                count: statuses.len(),
+            });
+        }
+        for entry in statuses.iter() {
+            let path = Path::new(std::ffi::OsStr::from_bytes(entry.path_bytes()));
+            if entry.status().contains(git2::Status::WT_DELETED) {
+                index.remove_path(path).map_err(git("staging deletions"))?;
+            } else {
+                index.add_path(path).map_err(git("staging changes"))?;
+            }
+        }
         let tree_id = index.write_tree().map_err(git("writing the tree"))?;
         let base = self
             .repo

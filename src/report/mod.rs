@@ -255,7 +255,14 @@ pub struct ActionReport {
     pub changes: Vec<ChangeRecord>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub test: Option<TestReport>,
+    /// When the action started, in milliseconds after the first action did (absent: at once).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub started_ms: u64,
     pub duration_ms: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl ActionReport {
@@ -273,6 +280,7 @@ impl ActionReport {
             commands: Vec::new(),
             changes: Vec::new(),
             test: None,
+            started_ms: 0,
             duration_ms: 0,
         }
     }

@@ -1,14 +1,15 @@
-//! Building a unit's branch: a fresh workspace at the base in the unit's sandbox cell, the update
-//! commands, the verification of what they changed (dependency files only, as declared), a
+//! Building a unit's branch: the slot's workspace at the base (reset, not checked out anew), the
+//! update commands, the verification of what they changed (dependency files only, as declared), a
 //! commit, and the test command. Every command runs in the cell: its own HOME and tool
 //! configuration, out of reach of Quartermaster's files, and nothing outlives it.
 
-use super::Engine;
+use super::Worker;
 use super::project::check_project;
 use super::stop::Stop;
 use super::text::{commit_message, short};
 use super::unit::{Built, Unit};
 use super::verify::refusal;
+use crate::git::Workspace;
 use crate::markdown::code;
 use crate::mission::TestCommand;
 use crate::report::{
@@ -17,6 +18,7 @@ use crate::report::{
 use crate::sandbox::{Command, Outcome, SandboxError, Unit as Cell, UnitSpec};
 use std::collections::BTreeSet;
 use std::path::Path;
+use std::time::Instant;
 
 /// One branch to build.
 pub struct Job<'j> {
@@ -29,34 +31,55 @@ pub struct Job<'j> {
     pub build: String,
 }
 
-impl Engine<'_> {
-    /// Runs the unit's commands in a fresh workspace, commits, and runs the tests.
+impl Worker<'_> {
+    /// Runs the unit's commands in the slot's workspace (at the base), commits, and runs the
+    /// tests.
     pub(super) fn build(
         &mut self,
         job: &Job<'_>,
         report: &mut ActionReport,
     ) -> Result<Built, Stop> {
+        let lap = Instant::now();
+        let fresh = self.place_workspace(job.base)?;
+        tracing::debug!(ms = millis(lap), "workspace at the base");
+        let Some(workspace) = self.workspace.as_ref() else {
+            return Err(Stop::failed("the workspace is gone"));
+        };
         let (unit, working_dir, test, base) = (job.unit, job.working_dir, job.test, job.base);
         let cell = self
             .sandbox
-            .unit(UnitSpec::default())
+            .unit(UnitSpec {
+                slot: self.slot,
+                writable: vec![workspace.root().to_path_buf()],
+                ..UnitSpec::default()
+            })
             .map_err(sandbox_stop)?;
-        let workspace = self.git()?.mirror.workspace(base, cell.work_dir())?;
-        cell.grant(workspace.root()).map_err(sandbox_stop)?;
+        if fresh {
+            workspace.refresh_owners()?;
+        }
+        tracing::debug!(ms = millis(lap), "sandbox unit ready");
         let dir = workspace.dir(working_dir)?;
         check_project(unit, test, &dir, working_dir)?;
         self.progress
             .step(&format!("{}: workspace at {}", unit.branch, short(base)));
-        let before = self.snapshot(unit, &workspace, &dir)?;
+        let before = self.snapshot(unit, workspace, &dir)?;
         if let Some(why) = self.run_commands(&cell, unit, &dir, report)? {
             return Ok(Built::CommandFailed(why));
         }
-        let Some(staged) = workspace.stage()? else {
+        let lap = Instant::now();
+        let staged = workspace.stage()?;
+        tracing::debug!(ms = millis(lap), "changes staged");
+        let Some(staged) = staged else {
+            // Nothing changed: fine when every declared update was already there, not when
+            // something (an `=` pin, a range) held one back.
+            if let Some(stop) = refusal(&self.verify(unit, &before, workspace, &dir)?) {
+                return Ok(Built::Unverified(stop));
+            }
             self.progress.step("no changes");
             return Ok(Built::NoChanges);
         };
         self.check_files(unit, &staged.files)?;
-        let facts = match self.verify(unit, &before, &workspace, &dir) {
+        let facts = match self.verify(unit, &before, workspace, &dir) {
             Ok(facts) => facts,
             Err(stop) => return Ok(Built::Unverified(stop)),
         };
@@ -73,6 +96,7 @@ impl Engine<'_> {
             commit.files.len(),
             if commit.files.len() == 1 { "" } else { "s" }
         ));
+        tracing::debug!(ms = millis(lap), "verified and committed");
         // Validation saw the test command's paths as text; now they exist, in this workspace.
         crate::mission::check_test_paths(test, workspace.root(), &dir).map_err(|r| {
             Stop::denied(format!(
@@ -81,9 +105,33 @@ impl Engine<'_> {
             ))
         })?;
         match self.run_tests(&cell, unit, test, &dir, report)? {
-            None => Ok(Built::Ready(Box::new(workspace), commit, Box::new(facts))),
+            None => Ok(Built::Ready(commit, Box::new(facts))),
             Some(why) => Ok(Built::TestsFailed(why)),
         }
+    }
+
+    /// Puts the slot's workspace at `base`: the one the last unit used, brought back to exactly
+    /// the base tree, or a new checkout the first time (or when the old one cannot be trusted).
+    /// Whether the workspace is a new checkout.
+    fn place_workspace(&mut self, base: git2::Oid) -> Result<bool, Stop> {
+        if let Some(workspace) = self.workspace.as_mut() {
+            match workspace.reset(base) {
+                Ok(()) => return Ok(false),
+                Err(e) => {
+                    self.progress
+                        .step(&format!("workspace not reused ({e}); checking out anew"));
+                    self.workspace = None;
+                }
+            }
+        }
+        let tree = self
+            .sandbox
+            .slot_workspace(self.slot)
+            .map_err(sandbox_stop)?;
+        // The checkout (the costly part) goes on without a hold on the shared mirror.
+        let source = self.git()?.mirror.source();
+        self.workspace = Some(Workspace::create(&source, base, &tree)?);
+        Ok(true)
     }
 
     /// Runs `argv` in the cell.
@@ -217,4 +265,8 @@ fn sandbox_stop(e: SandboxError) -> Stop {
         }
         _ => Stop::failed(format!("sandbox: {e}")),
     }
+}
+
+fn millis(since: Instant) -> u64 {
+    u64::try_from(since.elapsed().as_millis()).unwrap_or(u64::MAX)
 }

@@ -1,12 +1,12 @@
 //! Comments, posted once: a hidden marker recognises a comment already posted.
 
-use super::Engine;
+use super::Worker;
 use super::stop::{Done, Stop};
 use crate::forge::Target;
 use crate::markdown::{self, cap_before};
 use crate::report::{ActionReport, CommentRef, Operation, Status};
 
-impl Engine<'_> {
+impl Worker<'_> {
     /// Posts a comment the plan wrote, once per target and text.
     pub(super) async fn plan_comment(
         &mut self,

@@ -1,7 +1,7 @@
 //! `create_mr`: build the action's branch (or one per update, as its fallback strategy says), and
 //! open or update the PR of each branch whose tests pass.
 
-use super::Engine;
+use super::Worker;
 use super::build::Job;
 use super::digest::{self, BuildInputs};
 use super::stop::{Done, Stop};
@@ -13,7 +13,7 @@ use crate::plan::{CreateMr, FallbackStrategy};
 use crate::report::ActionReport;
 use crate::validate::Recipe;
 
-impl<'a> Engine<'a> {
+impl<'a> Worker<'a> {
     pub(super) async fn create_mr(
         &mut self,
         a: &'a CreateMr,
@@ -114,8 +114,9 @@ impl<'a> Engine<'a> {
             Ok(None) => {}
             Err(stop) => return Outcome::Refused(stop),
         }
-        let (workspace, commit, facts) = match self.build(&job, report) {
-            Ok(Built::Ready(ws, commit, facts)) => (ws, commit, facts),
+        tracing::debug!(branch = %unit.branch, "claimed; building");
+        let (commit, facts) = match self.build(&job, report) {
+            Ok(Built::Ready(commit, facts)) => (commit, facts),
             Ok(Built::NoChanges) => return Outcome::NoChanges,
             Ok(Built::CommandFailed(why)) => return Outcome::CommandFailed(why),
             Ok(Built::Unverified(stop)) => return Outcome::Unverified(stop),
@@ -141,7 +142,6 @@ impl<'a> Engine<'a> {
         .render();
         let body = digest::mark(&body, &digest::marker(&job.build, base));
         let pr = super::publish::Publication {
-            workspace: &workspace,
             commit: &commit,
             branch: &unit.branch,
             title: &title,

@@ -1,11 +1,13 @@
 //! What was fetched from the remote: listed and fetched once, on first use (plans of issues and
 //! comments never touch git), and kept current as Quartermaster pushes.
 
-use super::Engine;
+use super::Worker;
 use super::stop::Stop;
 use crate::git::{GitError, Mirror};
 use crate::plan::Action;
 use std::collections::{BTreeMap, BTreeSet};
+use std::ops::{Deref, DerefMut};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 pub struct GitState {
     pub mirror: Mirror,
@@ -14,14 +16,43 @@ pub struct GitState {
     pub default_tip: git2::Oid,
 }
 
-impl Engine<'_> {
-    /// The remote's state, read on first use.
-    pub(super) fn git(&mut self) -> Result<&mut GitState, Stop> {
-        if self.git.is_none() {
-            self.git = Some(self.open_git().map_err(|e| e.reason));
+/// The remote's state, shared by the workers: read by the first that needs it, then kept current
+/// by each push under the lock.
+#[derive(Default)]
+pub struct SharedGit(Mutex<Option<Result<GitState, String>>>);
+
+/// The remote's state, held by one worker.
+pub struct GitGuard<'g>(MutexGuard<'g, Option<Result<GitState, String>>>);
+
+impl Deref for GitGuard<'_> {
+    type Target = GitState;
+    fn deref(&self) -> &GitState {
+        match &*self.0 {
+            Some(Ok(state)) => state,
+            // A guard is only made over a state that was read (see `Worker::git`).
+            _ => unreachable!("a GitGuard holds a state"),
         }
-        match self.git.as_mut() {
-            Some(Ok(state)) => Ok(state),
+    }
+}
+
+impl DerefMut for GitGuard<'_> {
+    fn deref_mut(&mut self) -> &mut GitState {
+        match &mut *self.0 {
+            Some(Ok(state)) => state,
+            _ => unreachable!("a GitGuard holds a state"),
+        }
+    }
+}
+
+impl Worker<'_> {
+    /// The remote's state, read on first use; held until the guard is dropped.
+    pub(super) fn git(&self) -> Result<GitGuard<'_>, Stop> {
+        let mut state = self.git.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if state.is_none() {
+            *state = Some(self.open_git().map_err(|e| e.reason));
+        }
+        match &*state {
+            Some(Ok(_)) => Ok(GitGuard(state)),
             Some(Err(reason)) => Err(Stop::failed(reason.clone())),
             None => unreachable!("initialised above"),
         }
@@ -79,8 +110,8 @@ impl Engine<'_> {
     }
 
     /// Deletes a remote branch if it is where Quartermaster saw it. `Ok(false)`: it was gone.
-    pub(super) fn delete_branch(&mut self, branch: &str) -> Result<bool, GitError> {
-        let state = self.git().map_err(|stop| GitError::Git {
+    pub(super) fn delete_branch(&self, branch: &str) -> Result<bool, GitError> {
+        let mut state = self.git().map_err(|stop| GitError::Git {
             context: "reading the remote".into(),
             message: stop.reason,
         })?;

@@ -1,7 +1,7 @@
 //! `create_issue` and `comment_issue`: an issue is found again by its title and the bot label, and
 //! never duplicated; comments go only on issues that carry the bot label.
 
-use super::Engine;
+use super::Worker;
 use super::stop::{Done, Stop};
 use super::text::with_bot_label;
 use crate::forge::{NewIssue, Target};
@@ -9,7 +9,7 @@ use crate::markdown::{self, cap_before};
 use crate::plan::{CommentIssue, CreateIssue};
 use crate::report::{ActionReport, IssueRef, Operation, Status};
 
-impl Engine<'_> {
+impl Worker<'_> {
     pub(super) async fn create_issue(
         &mut self,
         a: &CreateIssue,

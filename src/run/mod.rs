@@ -1,7 +1,8 @@
 //! Executing a validated plan, action by action.
 //!
-//! Every action is independent: it gets its own workspace, and whatever happens to it (a red test,
-//! a refusal, a forge error) is recorded in its report and never stops the next one. Each action
+//! Every action is independent: whatever happens to it (a red test, a refusal, a forge error) is
+//! recorded in its report and never stops the next one. Actions run on `--jobs` workers
+//! (`jobs`), each with its own sandbox slot and a workspace it resets between units. Each action
 //! type is one room (`create_mr`, `update_mr`, `issues`, `pull_requests`) that reads as a recipe over
 //! the shared steps: `build` (workspace, commands, commit, tests), `publish` (push, PR), `ownership`
 //! and `comment`. The rules (DESIGN.md §3) in one place:
@@ -20,6 +21,7 @@ mod create_mr;
 mod digest;
 mod git_state;
 mod issues;
+mod jobs;
 mod ownership;
 mod project;
 mod publish;
@@ -27,6 +29,7 @@ mod pull_requests;
 mod reuse;
 mod stop;
 mod text;
+mod turn;
 mod unit;
 mod update_mr;
 mod verify;
@@ -34,13 +37,16 @@ mod verify;
 use crate::ci::progress::Progress;
 use crate::forge::Forge;
 use crate::git::Identity;
+use crate::git::Workspace;
 use crate::report::ActionReport;
 use crate::sandbox::Sandbox;
 use crate::scale::Only;
+use crate::schedule::KeyContext;
 use crate::validate::{Step, ValidatedPlan};
-use git_state::GitState;
+use git_state::SharedGit;
 use std::collections::BTreeMap;
 use std::ffi::OsString;
+use std::num::NonZeroUsize;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use stop::{Done, Stop};
@@ -65,6 +71,8 @@ pub struct Settings {
     pub scratch: PathBuf,
 }
 
+/// Runs a validated plan: its actions on `jobs` workers, two actions holding a common lock key
+/// never at once and the earlier first; the reports in plan order.
 pub struct Engine<'a> {
     plan: &'a ValidatedPlan,
     forge: &'a dyn Forge,
@@ -73,7 +81,8 @@ pub struct Engine<'a> {
     sandbox: &'a Sandbox,
     /// The actions of this shard (`run --only`); the others are not run, nor reported.
     only: Option<&'a Only>,
-    git: Option<Result<GitState, String>>,
+    jobs: NonZeroUsize,
+    keys: KeyContext,
 }
 
 impl<'a> Engine<'a> {
@@ -91,7 +100,8 @@ impl<'a> Engine<'a> {
             progress,
             sandbox,
             only: None,
-            git: None,
+            jobs: NonZeroUsize::MIN,
+            keys: KeyContext::default(),
         }
     }
 
@@ -101,31 +111,61 @@ impl<'a> Engine<'a> {
         self
     }
 
-    /// Runs every action in plan order (those of `only`, when given).
-    pub async fn run(mut self) -> Vec<ActionReport> {
+    /// Runs up to `jobs` actions at once (the sandbox needs as many slots), with the lock keys
+    /// `keys` gives them.
+    pub fn jobs(mut self, jobs: NonZeroUsize, keys: KeyContext) -> Self {
+        self.jobs = jobs;
+        self.keys = keys;
+        self
+    }
+
+    /// Runs the actions (those of `only`, when given); `runtime` drives the forge's requests.
+    pub fn run(self, runtime: &tokio::runtime::Handle) -> Vec<ActionReport> {
+        jobs::run(&self, runtime)
+    }
+}
+
+/// One of the `--jobs` workers: runs actions one after another in its own sandbox slot, and keeps
+/// its workspace from one unit to the next.
+pub(crate) struct Worker<'a> {
+    plan: &'a ValidatedPlan,
+    forge: &'a dyn Forge,
+    settings: &'a Settings,
+    /// The current action's progress.
+    progress: Progress,
+    sandbox: &'a Sandbox,
+    git: &'a SharedGit,
+    slot: u32,
+    /// The slot's workspace, reset between units rather than checked out anew.
+    workspace: Option<Workspace>,
+}
+
+impl<'a> Worker<'a> {
+    /// Runs one action and reports it; `started` is when the run began.
+    async fn action(&mut self, index: usize, started: Instant) -> ActionReport {
         let actions = &self.plan.plan().actions;
-        let mut reports = Vec::with_capacity(actions.len());
-        for (index, (action, step)) in actions.iter().zip(self.plan.steps()).enumerate() {
-            if self.only.is_some_and(|only| !only.contains(index)) {
-                continue;
-            }
-            let started = Instant::now();
-            self.progress
-                .begin_action(index, actions.len(), &text::describe(action));
-            let mut report = ActionReport::new(index, action.action_type());
-            let result = match self.below_threshold(step, action.confidence()) {
+        let (action, step) = (&actions[index], self.plan.step(index));
+        let begun = Instant::now();
+        self.progress
+            .begin_action(index, actions.len(), &text::describe(action));
+        let mut report = ActionReport::new(index, action.action_type());
+        let result = match step {
+            // The engine runs indices of the plan it was given.
+            None => Err(Stop::failed(format!("the plan has no action {index}"))),
+            Some(step) => match self.below_threshold(step, action.confidence()) {
                 Some(stop) => Err(stop),
                 None => self.step(step, &mut report).await,
-            };
-            match result {
-                Ok((status, reason)) => report.finish(status, reason),
-                Err(stop) => report.finish(stop.status, stop.reason),
-            }
-            report.duration_ms = started.elapsed().as_millis() as u64;
-            self.progress.end_action(&report);
-            reports.push(report);
+            },
+        };
+        match result {
+            Ok((status, reason)) => report.finish(status, reason),
+            Err(stop) => report.finish(stop.status, stop.reason),
         }
-        reports
+        tracing::debug!(ms = millis(begun.elapsed()), "action finished");
+        report.started_ms = millis(begun.duration_since(started));
+        report.duration_ms = millis(begun.elapsed());
+        self.progress.end_action(&report);
+        report
     }
 
     /// Actions the agent is not confident enough about are skipped (a `skip` is always recorded).
@@ -149,4 +189,8 @@ impl<'a> Engine<'a> {
             Step::Skip(a) => Err(Stop::skipped(text::skip_reason(a))),
         }
     }
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }

@@ -1,7 +1,7 @@
 //! Whose PR and whose branch: only PRs on `quartermaster/*` branches with the bot label are
 //! Quartermaster's, and human edits win over regeneration.
 
-use super::Engine;
+use super::Worker;
 use super::stop::Stop;
 use crate::forge::{PullRequest, Target};
 use crate::markdown::code;
@@ -9,7 +9,7 @@ use crate::plan::branch::BRANCH_PREFIX;
 use crate::report::ActionReport;
 use std::collections::BTreeSet;
 
-impl Engine<'_> {
+impl Worker<'_> {
     /// The PR numbered `number`, if it exists and is Quartermaster's.
     pub(super) async fn owned_pull_request(&self, number: u64) -> Result<PullRequest, Stop> {
         let pr = self

@@ -1,16 +1,15 @@
 //! Publishing a built branch: push it (unless the remote already holds exactly this change), then
 //! open its PR or bring the open one up to date.
 
-use super::Engine;
+use super::Worker;
 use super::stop::Stop;
 use super::text::with_bot_label;
 use crate::forge::{NewPullRequest, PullRequest, PullRequestEdit};
-use crate::git::{GitError, NewCommit, Workspace};
+use crate::git::{GitError, NewCommit};
 use crate::report::{Operation, PullRequestRef};
 
 /// A branch ready to publish, and what its PR says.
 pub struct Publication<'p> {
-    pub workspace: &'p Workspace,
     pub commit: &'p NewCommit,
     pub branch: &'p str,
     pub title: &'p str,
@@ -19,14 +18,16 @@ pub struct Publication<'p> {
     pub labels: &'p [String],
 }
 
-impl Engine<'_> {
+impl Worker<'_> {
     /// Pushes the branch and creates or updates its PR (`existing`, when one is open).
     pub(super) async fn publish(
-        &mut self,
+        &self,
         p: Publication<'_>,
         existing: Option<PullRequest>,
     ) -> Result<PullRequestRef, Stop> {
+        let lap = std::time::Instant::now();
         let pushed = self.push(&p)?;
+        tracing::debug!(ms = lap.elapsed().as_millis() as u64, "pushed");
         let labels = with_bot_label(p.labels, &self.settings.bot_label);
         let pr = match existing {
             Some(pr) => self.bring_up_to_date(&p, pr, labels, pushed).await?,
@@ -58,21 +59,29 @@ impl Engine<'_> {
 
     /// Pushes the commit unless the remote branch already holds this change on the same base.
     /// Whether it pushed.
-    fn push(&mut self, p: &Publication<'_>) -> Result<bool, Stop> {
+    fn push(&self, p: &Publication<'_>) -> Result<bool, Stop> {
         let remote = self.forge.remote().clone();
-        let git = self.git()?;
-        let expected = git.heads.get(p.branch).copied();
-        let same = match expected {
-            Some(tip) => {
-                let info = git.mirror.commit_info(tip)?;
-                info.tree == p.commit.tree && info.parents == [p.commit.base]
-            }
-            None => false,
+        // The remote's state is shared; the push itself goes on without holding it (no other
+        // action holds this branch's key meanwhile).
+        let (expected, same) = {
+            let git = self.git()?;
+            let expected = git.heads.get(p.branch).copied();
+            let same = match expected {
+                Some(tip) => {
+                    let info = git.mirror.commit_info(tip)?;
+                    info.tree == p.commit.tree && info.parents == [p.commit.base]
+                }
+                None => false,
+            };
+            (expected, same)
         };
         if same {
             return Ok(false);
         }
-        if let Err(e) = p.workspace.push(&remote, p.branch, p.commit.id, expected) {
+        let Some(workspace) = self.workspace.as_ref() else {
+            return Err(Stop::failed("the workspace is gone"));
+        };
+        if let Err(e) = workspace.push(&remote, p.branch, p.commit.id, expected) {
             return Err(match &e {
                 GitError::Rejected { message, .. } => self
                     .forge
@@ -81,7 +90,7 @@ impl Engine<'_> {
                 _ => e.into(),
             });
         }
-        git.heads.insert(p.branch.to_string(), p.commit.id);
+        self.git()?.heads.insert(p.branch.to_string(), p.commit.id);
         self.progress.step(&format!("pushed {}", p.branch));
         Ok(true)
     }

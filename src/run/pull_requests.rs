@@ -1,13 +1,13 @@
 //! `comment_mr` and `close_mr`, on PRs of Quartermaster's only.
 
-use super::Engine;
+use super::Worker;
 use super::stop::{Done, Stop};
 use crate::forge::{PullRequest, State, Target};
 use crate::git::GitError;
 use crate::plan::{CloseMr, CommentMr};
 use crate::report::{ActionReport, Operation, PullRequestRef, Status};
 
-impl Engine<'_> {
+impl Worker<'_> {
     pub(super) async fn comment_mr(&mut self, a: &CommentMr, report: &mut ActionReport) -> Done {
         let pr = self.owned_pull_request(a.mr_id).await?;
         report.branch = Some(pr.head.clone());

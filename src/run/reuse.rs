@@ -1,13 +1,13 @@
 //! A re-run of the same plan on the same base: a branch that already holds this very build, with
 //! its PR open, needs no command and no test.
 
-use super::Engine;
+use super::Worker;
 use super::digest;
 use super::stop::Stop;
 use crate::forge::PullRequest;
 use crate::report::{Operation, PullRequestRef};
 
-impl Engine<'_> {
+impl Worker<'_> {
     /// The open PR of `branch`, when its body records `build` on `base` and the branch's tip is
     /// one commit on `base` (Quartermaster's own: human edits were refused before this is asked).
     pub(super) fn reusable(

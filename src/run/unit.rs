@@ -3,7 +3,7 @@
 
 use super::stop::Stop;
 use crate::changes;
-use crate::git::{NewCommit, Workspace};
+use crate::git::NewCommit;
 use crate::mission::CommandMatch;
 use crate::plan::{CreateMr, FallbackStrategy, Update};
 use crate::report::{ActionReport, PullRequestRef, Status, UpdateReport, Verdict};
@@ -42,7 +42,7 @@ impl Unit<'_> {
 /// What building a branch came to.
 pub enum Built {
     /// Committed, verified and tested: the facts are what the lock files show.
-    Ready(Box<Workspace>, NewCommit, Box<changes::Verdict>),
+    Ready(NewCommit, Box<changes::Verdict>),
     NoChanges,
     CommandFailed(String),
     /// The lock files do not show what the plan declared, or show what it did not.

@@ -1,7 +1,7 @@
 //! `update_mr`: regenerate an open PR of Quartermaster's from the current default branch (or on top
 //! of itself with `rebase_first: false`), test it, force-push with a lease, and update the PR.
 
-use super::Engine;
+use super::Worker;
 use super::build::Job;
 use super::digest::{self, BuildInputs};
 use super::publish::Publication;
@@ -13,7 +13,7 @@ use crate::plan::UpdateMr;
 use crate::report::{ActionReport, Status, Verdict};
 use crate::validate::Recipe;
 
-impl<'a> Engine<'a> {
+impl<'a> Worker<'a> {
     pub(super) async fn update_mr(
         &mut self,
         a: &'a UpdateMr,
@@ -116,8 +116,8 @@ impl<'a> Engine<'a> {
         marker: &str,
         report: &mut ActionReport,
     ) -> Done {
-        let (workspace, commit, facts) = match built {
-            Built::Ready(workspace, commit, facts) => (workspace, commit, facts),
+        let (commit, facts) = match built {
+            Built::Ready(commit, facts) => (commit, facts),
             Built::Unverified(stop) => return Err(stop),
             Built::NoChanges => {
                 return Err(Stop::skipped(format!(
@@ -161,7 +161,6 @@ impl<'a> Engine<'a> {
         let number = pr.number;
         let labels = a.labels.clone().unwrap_or_default();
         let publication = Publication {
-            workspace: &workspace,
             commit: &commit,
             branch: &a.branch,
             title: &title,

@@ -2,7 +2,7 @@
 //! manifests before and after them and checked against the updates the plan declared. A unit is
 //! only published as what its lock files show.
 
-use super::Engine;
+use super::Worker;
 use super::stop::Stop;
 use super::unit::Unit;
 use crate::changes::{self, Code, Declared, Snapshot, Verdict};
@@ -10,7 +10,7 @@ use crate::git::Workspace;
 use std::collections::BTreeSet;
 use std::path::Path;
 
-impl Engine<'_> {
+impl Worker<'_> {
     /// The dependency state of the working directory, for the ecosystems of the unit's commands.
     pub(super) fn snapshot(
         &self,

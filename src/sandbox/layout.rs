@@ -4,6 +4,7 @@
 
 use super::job::Identity;
 use super::{SandboxError, Seed, Tool};
+pub(crate) use crate::tree::remove as remove_tree;
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -228,36 +229,19 @@ fn make_dir(path: &Path, owner: Option<Identity>) -> Result<(), SandboxError> {
     Ok(())
 }
 
-/// Gives a tree to `owner` without following symbolic links.
+/// Gives a tree to `owner` without following symbolic links. What it owns already is left as it
+/// is: a change of owner changes a file's ctime, and git would then read the file again.
 pub(crate) fn chown_tree(path: &Path, owner: Identity) -> std::io::Result<()> {
-    std::os::unix::fs::lchown(path, Some(owner.uid), Some(owner.gid))?;
-    if std::fs::symlink_metadata(path)?.is_dir() {
+    let meta = std::fs::symlink_metadata(path)?;
+    if (meta.uid(), meta.gid()) != (owner.uid, owner.gid) {
+        std::os::unix::fs::lchown(path, Some(owner.uid), Some(owner.gid))?;
+    }
+    if meta.is_dir() {
         for entry in std::fs::read_dir(path)? {
             chown_tree(&entry?.path(), owner)?;
         }
     }
     Ok(())
-}
-
-/// Removes a tree even where a command took its own permissions away.
-pub(crate) fn remove_tree(path: &Path) -> std::io::Result<()> {
-    if std::fs::remove_dir_all(path).is_ok() || !path.exists() {
-        return Ok(());
-    }
-    restore_dir_access(path);
-    std::fs::remove_dir_all(path)
-}
-
-fn restore_dir_access(path: &Path) {
-    let Ok(meta) = std::fs::symlink_metadata(path) else {
-        return;
-    };
-    if meta.is_dir() {
-        let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700));
-        for entry in std::fs::read_dir(path).into_iter().flatten().flatten() {
-            restore_dir_access(&entry.path());
-        }
-    }
 }
 
 /// Removes what `uid` left in the world-writable directories shared by every slot.

@@ -302,6 +302,38 @@ impl Sandbox {
         Ok(unit)
     }
 
+    /// An empty directory for `slot`'s reused workspace, lasting as long as the sandbox (what an
+    /// earlier one left there is removed). Only the slot's identity may enter the directory
+    /// above it, and Quartermaster owns that one, so no command can open it to other slots; the
+    /// workspace is handed to the slot when a unit lists it as writable.
+    pub fn slot_workspace(&self, slot: u32) -> Result<PathBuf, SandboxError> {
+        let dir = self.root.path().join(format!("slot-{slot}"));
+        let io =
+            |what: &str, path: &Path| SandboxError::io(format!("cannot {what} {}", path.display()));
+        match std::fs::create_dir(&dir) {
+            Ok(()) => {
+                let mode = match self.identity(slot) {
+                    Some(id) => {
+                        std::os::unix::fs::lchown(&dir, None, Some(id.gid))
+                            .map_err(io("share", &dir))?;
+                        0o710
+                    }
+                    None => 0o700,
+                };
+                std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(mode))
+                    .map_err(io("protect", &dir))?;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(io("create", &dir)(e)),
+        }
+        let work = dir.join("work");
+        if std::fs::symlink_metadata(&work).is_ok() {
+            layout::remove_tree(&work).map_err(io("remove", &work))?;
+        }
+        std::fs::create_dir(&work).map_err(io("create", &work))?;
+        Ok(work)
+    }
+
     fn lock_busy(&self) -> std::sync::MutexGuard<'_, BTreeSet<u32>> {
         self.busy.lock().unwrap_or_else(PoisonError::into_inner)
     }

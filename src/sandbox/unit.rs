@@ -57,11 +57,6 @@ impl Unit<'_> {
         &self.layout.home
     }
 
-    /// A writable directory for the unit's worktree.
-    pub fn work_dir(&self) -> &Path {
-        &self.layout.work
-    }
-
     /// Hands `path` (a tree Quartermaster wrote, such as a worktree it reset) to the slot's uid
     /// so that commands can write it; nothing to do when commands keep Quartermaster's uid.
     pub fn grant(&self, path: &Path) -> Result<(), SandboxError> {

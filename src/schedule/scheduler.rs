@@ -45,23 +45,33 @@ impl Scheduler {
 
     /// Marks as running, and returns in plan order, every action that may start now.
     pub fn start(&mut self) -> Vec<usize> {
-        let mut started = Vec::new();
-        let mut running = self.phase.iter().filter(|p| **p == Phase::Running).count();
-        for index in 0..self.phase.len() {
-            if running >= self.slots {
-                break;
-            }
-            let ready = self.phase[index] == Phase::Waiting
+        std::iter::from_fn(|| self.start_one()).collect()
+    }
+
+    /// Marks as running, and returns, the first action in plan order that may start now.
+    pub fn start_one(&mut self) -> Option<usize> {
+        let running = self.phase.iter().filter(|p| **p == Phase::Running).count();
+        if running >= self.slots {
+            return None;
+        }
+        let index = (0..self.phase.len()).find(|&index| {
+            self.phase[index] == Phase::Waiting
                 && self.after[index]
                     .iter()
-                    .all(|&i| self.phase[i] == Phase::Finished);
-            if ready {
-                self.phase[index] = Phase::Running;
-                running += 1;
-                started.push(index);
-            }
-        }
-        started
+                    .all(|&i| self.phase[i] == Phase::Finished)
+        })?;
+        self.phase[index] = Phase::Running;
+        Some(index)
+    }
+
+    /// Whether every action before `index` has finished.
+    pub fn finished_before(&self, index: usize) -> bool {
+        self.phase.iter().take(index).all(|p| *p == Phase::Finished)
+    }
+
+    /// Whether some action has not started yet.
+    pub fn is_waiting(&self) -> bool {
+        self.phase.contains(&Phase::Waiting)
     }
 
     /// Records that a running action has finished, freeing its slot and its keys.

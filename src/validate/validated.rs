@@ -92,15 +92,13 @@ impl ValidatedPlan {
     }
 
     /// The actions in plan order.
-    pub fn steps(&self) -> impl Iterator<Item = Step<'_>> {
-        self.plan
-            .actions
-            .iter()
-            .enumerate()
-            .map(|(i, action)| self.step(i, action))
+    /// The action at `index`, with what validation made of it (`None` past the last).
+    pub fn step(&self, index: usize) -> Option<Step<'_>> {
+        let action = self.plan.actions.get(index)?;
+        Some(self.make_step(index, action))
     }
 
-    fn step<'p>(&'p self, index: usize, action: &'p Action) -> Step<'p> {
+    fn make_step<'p>(&'p self, index: usize, action: &'p Action) -> Step<'p> {
         // `new` checked that every action running commands has its recipe.
         let recipe = || &self.recipes[&index];
         match action {

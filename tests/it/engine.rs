@@ -118,13 +118,14 @@ fn the_engine_never_reads_a_command_string_again() {
     let settings = settings(scratch.path());
     let sandbox = sandbox(&settings);
     let progress = Progress::to(|_| {});
-    let runtime = tokio::runtime::Builder::new_current_thread()
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
         .enable_all()
         .build()
         .unwrap();
     let split = splits_on_this_thread();
     let engine = Engine::new(&plan, &forge, &settings, &progress, &sandbox);
-    let reports = runtime.block_on(engine.run());
+    let reports = engine.run(runtime.handle());
     assert_eq!(splits_on_this_thread(), split, "the engine split a command");
     assert_eq!(reports[0].status, Status::Done, "{}", reports[0].reason);
     assert_eq!(reports[0].pull_requests[0].operation, Operation::Created);

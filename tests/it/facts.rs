@@ -33,6 +33,51 @@ fn an_update_held_back_by_a_pin_stops_the_batch() {
     assert_eq!(f.branches().len(), 1, "nothing pushed");
 }
 
+/// Alone in its unit, an update the pin holds back changes nothing: the unit fails as not
+/// reached (it is not "no changes"), whether it is the only one or split from a batch.
+#[test]
+fn a_pinned_update_alone_fails_its_unit() {
+    let f = Fixture::new();
+    let manifest = f
+        .show("main", "Cargo.toml")
+        .replace("greeting = \"1.0\"", "greeting = \"=1.0.0\"");
+    f.commit_file("main", "Cargo.toml", &manifest);
+    let makefile = f.show("main", "Makefile") + "\nok:\n\ttrue\n";
+    f.commit_file("main", "Makefile", &makefile);
+    let mut alone = create_mr("quartermaster/alone", &[greeting()], "batch");
+    alone["commands"] = json!(["cargo update -p greeting"]);
+    let mut split = create_mr(
+        "quartermaster/split",
+        &[greeting(), farewell()],
+        "individual",
+    );
+    split["commands"] = json!(["cargo update -p greeting", "cargo update -p farewell"]);
+    split["test_command"] = json!("make ok");
+    let run = f.run(&plan(vec![alone, split]), &[]);
+    assert_eq!(run.code, 1, "{}", run.said());
+    assert_eq!(run.status(0), "failed");
+    assert!(
+        run.reason(0)
+            .starts_with("[update.not_reached] `greeting` stayed at 1.0.0 in Cargo.lock"),
+        "{}",
+        run.reason(0)
+    );
+    assert_eq!(run.action(0)["updates"][0]["landed"], false);
+    assert_eq!(run.status(1), "failed", "{}", run.reason(1));
+    let updates = &run.action(1)["updates"];
+    assert_eq!(updates[0]["package"], "greeting");
+    assert_eq!(updates[0]["landed"], false);
+    assert_eq!(updates[1]["package"], "farewell");
+    assert_eq!(updates[1]["landed"], true);
+    let titles: Vec<String> = f
+        .pulls()
+        .iter()
+        .map(|p| p["title"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(titles.len(), 1, "{titles:?}");
+    assert!(titles[0].contains("farewell"), "{titles:?}");
+}
+
 /// The plan says greeting was at 0.9.0; the base locks 1.0.0. The PR, the commit and the report's
 /// `from` say 1.0.0; the plan's claim is kept in the report only.
 #[test]

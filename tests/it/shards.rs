@@ -3,7 +3,7 @@
 //! of the whole plan run at once, apart from timings. Also the refusals of `shards`, `--only` and
 //! `report merge` as a user meets them.
 
-use crate::common::{Fixture, Run, create_mr, farewell, greeting, plan};
+use crate::common::{Fixture, Run, create_mr, farewell, greeting, plan, strip_timings};
 use quartermaster::schedule::{KeyContext, plan_keys};
 use regex::Regex;
 use serde_json::{Value, json};
@@ -46,12 +46,14 @@ fn path(p: &Path) -> &str {
 }
 
 /// A report as the fixture's files and clocks do not shape it: the fixture's directory, the
-/// sandbox's scratch directories, build hashes, every duration and the order of cargo's parallel
+/// sandbox's scratch directories and slots, build hashes, every duration and the order of cargo's parallel
 /// build log are masked.
 fn apart_from_timings(report: &Value, root: &Path) -> Value {
     let text = report.to_string().replace(path(root), "<root>");
     let masks = [
         (r"qm-sandbox-\w+", "qm-sandbox-<x>"),
+        // Which slot ran an action depends on which worker was free.
+        (r"slot-\d+", "slot-<n>"),
         (r"hello_app-[0-9a-f]+", "hello_app-<hash>"),
         (r"in \d+\.\d+s", "in <t>"),
     ];
@@ -64,31 +66,6 @@ fn apart_from_timings(report: &Value, root: &Path) -> Value {
     let mut value: Value = serde_json::from_str(&text).unwrap();
     strip_timings(&mut value);
     value
-}
-
-fn strip_timings(value: &mut Value) {
-    match value {
-        Value::Object(map) => {
-            for key in [
-                "timing",
-                "started_at",
-                "finished_at",
-                "duration_ms",
-                "forge_requests",
-            ] {
-                map.remove(key);
-            }
-            // Cargo compiles crates in parallel: its log lines come in any order.
-            if let Some(Value::String(tail)) = map.get_mut("output_tail") {
-                let mut lines: Vec<&str> = tail.lines().collect();
-                lines.sort_unstable();
-                *tail = lines.join("\n");
-            }
-            map.values_mut().for_each(strip_timings);
-        }
-        Value::Array(items) => items.iter_mut().for_each(strip_timings),
-        _ => {}
-    }
 }
 
 /// The shards `quartermaster shards --format json` cuts.

@@ -621,6 +621,67 @@ impl Fixture {
         );
     }
 
+    /// A fresh clone of the remote in the fixture, named `name`, to commit and push from.
+    fn clone_main(&self, name: &str) -> PathBuf {
+        let work = self.root.path().join(name);
+        let _ = std::fs::remove_dir_all(&work);
+        sh(
+            self.root.path(),
+            &format!(
+                "git clone -q file://{} {}",
+                self.remote.display(),
+                work.display()
+            ),
+        );
+        work
+    }
+
+    /// Adds to the default branch one cargo project per name, each in its own directory with its
+    /// own `Cargo.lock` (greeting 1.0.0) and a `make check` that takes `seconds`.
+    pub fn add_projects(&self, names: &[&str], seconds: u32) {
+        let work = self.clone_main("projects");
+        for name in names {
+            let dir = work.join(name);
+            std::fs::create_dir_all(dir.join("src")).unwrap();
+            std::fs::write(
+                dir.join("Cargo.toml"),
+                format!("[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\ngreeting = \"1.0\"\n"),
+            )
+            .unwrap();
+            std::fs::write(dir.join("src/lib.rs"), "pub use greeting::greet;\n").unwrap();
+            std::fs::write(dir.join("Makefile"), format!("check:\n\tsleep {seconds}\n")).unwrap();
+            self.cargo(&dir, &["generate-lockfile", "--quiet"]);
+            self.cargo(
+                &dir,
+                &["update", "--quiet", "-p", "greeting", "--precise", "1.0.0"],
+            );
+        }
+        sh(
+            &work,
+            "git add . && git commit -qm 'more projects' && git push -q origin main",
+        );
+    }
+
+    /// Adds `count` small tracked files to the default branch (`pad/<dir>/<file>`, 500 a
+    /// directory), as a large repository has.
+    pub fn pad(&self, count: usize) {
+        if count == 0 {
+            return;
+        }
+        let work = self.clone_main("padding");
+        for i in 0..count {
+            let dir = work.join("pad").join(format!("d{:03}", i / 500));
+            if i % 500 == 0 {
+                std::fs::create_dir_all(&dir).unwrap();
+            }
+            std::fs::write(dir.join(format!("f{i:05}.txt")), format!("{i}\n")).unwrap();
+        }
+        sh(
+            &work,
+            "git add . && git commit -qm padding && git push -q origin main",
+        );
+    }
+
     /// Writes a mission `name` with these ecosystems under the fixture; returns the `run` flags
     /// that select it.
     pub fn custom_mission(&self, name: &str, ecosystems: Value) -> Vec<String> {
@@ -741,4 +802,32 @@ pub fn plan(actions: Vec<Value>) -> Value {
         },
         "actions": actions
     })
+}
+
+/// `value` without what differs from one run to the next: times, and the order of cargo's
+/// parallel log lines.
+pub fn strip_timings(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            for key in [
+                "timing",
+                "started_at",
+                "finished_at",
+                "started_ms",
+                "duration_ms",
+                "forge_requests",
+            ] {
+                map.remove(key);
+            }
+            // Cargo compiles crates in parallel: its log lines come in any order.
+            if let Some(Value::String(tail)) = map.get_mut("output_tail") {
+                let mut lines: Vec<&str> = tail.lines().collect();
+                lines.sort_unstable();
+                *tail = lines.join("\n");
+            }
+            map.values_mut().for_each(strip_timings);
+        }
+        Value::Array(items) => items.iter_mut().for_each(strip_timings),
+        _ => {}
+    }
 }

@@ -1,0 +1,152 @@
+//! What a test command can do to the units after it, at whatever isolation level this machine
+//! gives (`uid+namespaces` as root, `namespaces` unprivileged): a `setsid` chain that keeps
+//! re-forking and a survivor aiming at Quartermaster's git directories are gone before the next
+//! command starts; a poisoned HOME does not reach the next unit; the runner's file commands and
+//! the token stay out of reach.
+
+use crate::common::*;
+use serde_json::json;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// The strongest level this machine allows: `uid+namespaces` as root, `namespaces` unprivileged.
+#[test]
+fn a_test_command_reaches_nothing_after_it() {
+    attack_then_inspect(&[]);
+}
+
+/// The container deployment: root without namespaces, a dedicated uid per slot.
+#[test]
+fn at_the_uid_level_a_test_command_reaches_nothing_after_it() {
+    if !nix::unistd::geteuid().is_root() {
+        eprintln!("skipped: the uid level needs root (CI runs as root)");
+        return;
+    }
+    let level = attack_then_inspect(&["--isolation", "uid"]);
+    assert_eq!(level, "uid");
+}
+
+/// Runs an attacking test command, then a unit that inspects what is left; returns the level.
+fn attack_then_inspect(extra: &[&str]) -> String {
+    let f = Fixture::new();
+    let mark = format!("qmmark{}", f.uid_base);
+    let gh = f.root.path().join("gh");
+    std::fs::create_dir_all(&gh).unwrap();
+    let files: Vec<String> = ["env", "path", "output", "state", "step_summary"]
+        .iter()
+        .map(|n| {
+            let p = gh.join(n);
+            std::fs::write(&p, "").unwrap();
+            p.display().to_string()
+        })
+        .collect();
+    let chain =
+        format!("d=${{1:-0}}\n( sleep 0.05; exec sh \"$0\" $((d+1)) {mark}chain ) &\nsleep 0.2\n");
+    let makefile = format!(
+        "bump-greeting:\n\tsed -i 's/^version = \"1.0.0\"$$/version = \"1.0.1\"/' Cargo.lock\n\
+         bump-farewell:\n\tsed -i 's/^version = \"2.0.0\"$$/version = \"2.0.1\"/' Cargo.lock\n\
+         attack:\n\
+         \tsetsid sh ./chain.sh 0 {mark}chain >/dev/null 2>&1 </dev/null &\n\
+         \tsetsid sh -c 'sleep 2; for g in {tmp}/quartermaster-*/git-*; do git --git-dir=$$g update-ref HEAD HEAD~1; done' {mark}survivor >/dev/null 2>&1 </dev/null &\n\
+         \tmkdir -p $$HOME/.config/go $$HOME/.config/pip\n\
+         \techo 'registry=http://127.0.0.1:9/' >> $$HOME/.npmrc\n\
+         \techo 'GOFLAGS=-toolexec=/bin/false' >> $$HOME/.config/go/env\n\
+         \tprintf '[global]\\nindex-url=http://127.0.0.1:9/\\n' >> $$HOME/.config/pip/pip.conf\n\
+         \t-echo '[build]' >> $$CARGO_HOME/config.toml\n\
+         \t-for f in {files} /github/file_commands/x; do echo EVIL=1 >> $$f; done\n\
+         \t! grep -qs {TOKEN} /proc/[0-9]*/environ\n\
+         \ninspect:\n\
+         \tsh -c 'sleep 1' {mark}inspect\n\
+         \ttest ! -e $$HOME/.npmrc && test ! -e $$HOME/.config/go/env && test ! -e $$HOME/.config/pip/pip.conf\n\
+         \t! grep -qs 'build' $$CARGO_HOME/config.toml\n",
+        tmp = f.tmp().display(),
+        files = files.join(" "),
+    );
+    f.commit_file("main", "chain.sh", &chain);
+    f.commit_file("main", "Makefile", &makefile);
+    sh(&f.checkout, "git pull -q");
+    let main = f.branches()["main"].clone();
+
+    // Sightings of each marked process, from outside every sandbox.
+    let seen: Arc<Mutex<Vec<(String, Instant)>>> = Arc::default();
+    let stop = Arc::new(AtomicBool::new(false));
+    let watcher = {
+        let (seen, stop, mark) = (seen.clone(), stop.clone(), mark.clone());
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::SeqCst) {
+                for kind in ["chain", "survivor", "inspect"] {
+                    if !processes_running(&format!("{mark}{kind}")).is_empty() {
+                        seen.lock()
+                            .unwrap()
+                            .push((kind.to_string(), Instant::now()));
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        })
+    };
+    let mut attack = create_mr("quartermaster/a", &[greeting()], "batch");
+    attack["commands"] = json!(["make bump-greeting"]);
+    attack["test_command"] = json!("make attack");
+    let mut inspect = create_mr("quartermaster/b", &[farewell()], "batch");
+    inspect["commands"] = json!(["make bump-farewell"]);
+    inspect["test_command"] = json!("make inspect");
+    let mut flags = f.custom_mission(
+        "contain",
+        json!({"cargo": {"packages": "crates", "versions": "semver",
+            "commands": ["make bump-greeting", "make bump-farewell"], "files": ["Cargo.lock"]}}),
+    );
+    flags.extend(extra.iter().map(|s| s.to_string()));
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    // farewell 2.0.1 breaks `cargo test`, not `make inspect`.
+    let env: Vec<(&str, &str)> = vec![
+        ("QM_TOKEN", TOKEN),
+        ("GITHUB_ENV", &files[0]),
+        ("GITHUB_PATH", &files[1]),
+        ("GITHUB_OUTPUT", &files[2]),
+        ("GITHUB_STATE", &files[3]),
+        ("GITHUB_STEP_SUMMARY", &files[4]),
+    ];
+    let run = f.run_with(&plan(vec![attack, inspect]), &flags, &env);
+    std::thread::sleep(Duration::from_millis(500));
+    stop.store(true, Ordering::SeqCst);
+    watcher.join().unwrap();
+
+    let level = run.report["isolation"]["level"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert_eq!(run.status(0), "done", "{level}: {}", run.said());
+    assert_eq!(run.status(1), "done", "{level}: {}", run.said());
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        assert!(
+            !text.contains("EVIL"),
+            "{level}: a command wrote to {file}: {text}"
+        );
+    }
+    assert_eq!(
+        sh(&f.remote, "git rev-parse quartermaster/a^"),
+        main,
+        "{level}: the pushed branch is the checked commit on main"
+    );
+    let seen = seen.lock().unwrap();
+    let first_inspect = seen
+        .iter()
+        .find(|(k, _)| k == "inspect")
+        .map(|(_, t)| *t)
+        .expect("the watcher saw the next command");
+    let late: Vec<&String> = seen
+        .iter()
+        .filter(|(k, t)| k != "inspect" && *t >= first_inspect)
+        .map(|(k, _)| k)
+        .collect();
+    assert!(
+        late.is_empty(),
+        "{level}: still running when the next command started: {late:?}"
+    );
+    assert!(processes_running(&format!("{mark}chain")).is_empty());
+    assert!(processes_running(&format!("{mark}survivor")).is_empty());
+    level
+}
