@@ -1,5 +1,6 @@
 //! What a PR states comes from the lock files, never from the plan's claims.
 
+use crate::common::npm_registry::{NpmRegistry, npm_available};
 use crate::common::*;
 use serde_json::json;
 
@@ -119,5 +120,101 @@ fn a_change_that_declares_no_update_is_refused() {
     assert!(
         text.contains("error[updates.empty] /actions/0/updates: no updates: declare each dependency this action updates"),
         "{text}"
+    );
+}
+
+/// An npm `create_mr` that updates `async` with `npm update async`.
+fn async_update(branch: &str, from: &str, to: &str) -> serde_json::Value {
+    json!({
+        "type": "create_mr",
+        "branch": branch,
+        "title": "chore(deps): update async",
+        "description": "A patch release of async.",
+        "updates": [{"package": "async", "from": from, "to": to, "update_type": "patch"}],
+        "commands": ["npm update async"],
+        "test_command": "npm test",
+        "labels": ["dependencies"],
+        "fallback_strategy": "batch",
+        "confidence": 0.9
+    })
+}
+
+fn npm_plan(actions: Vec<serde_json::Value>) -> serde_json::Value {
+    let mut plan = plan(actions);
+    plan["repo_context"]["ecosystems"] = json!(["npm"]);
+    plan["repo_context"]["test_command"] = json!("npm test");
+    plan["repo_context"]["lock_files"] = json!(["package-lock.json"]);
+    plan
+}
+
+/// The lock has async 3.2.5 from a registry stand-in on 127.0.0.1; 3.2.6 is then released, and
+/// 3.2.7 never is. A plan that claims `3.2.4 → 3.2.7` for `npm update async` (which moves the lock
+/// to 3.2.6) fails, naming where it ended and the real `from`; the same update declared truly
+/// lands, and its PR and commit state what package-lock.json says.
+#[test]
+fn npm_update_async_states_what_the_lock_did() {
+    if !npm_available() {
+        eprintln!("skipped: npm is not on PATH");
+        return;
+    }
+    let f = Fixture::new();
+    let registry = NpmRegistry::start("async");
+    registry.publish("3.2.5");
+    f.add_npm_app(&registry, &[("async", "^3.2.5")]);
+    registry.publish("3.2.6");
+    let plan = npm_plan(vec![
+        async_update("quartermaster/async-claimed", "3.2.4", "3.2.7"),
+        async_update("quartermaster/async", "3.2.5", "3.2.6"),
+    ]);
+    let npmrc = format!("npmrc={}", f.npmrc(&registry).display());
+    let run = f.run_with(&plan, &[], &[("QM_TOOL_CONFIG", &npmrc)]);
+    assert_eq!(run.code, 1, "{}", run.said());
+    assert_eq!(run.status(0), "failed");
+    assert_eq!(
+        run.reason(0),
+        "[update.not_reached] `async` ended at 3.2.6 in package-lock.json, not at the declared 3.2.7 (it was 3.2.5): declare 3.2.6 as `to`, or use a command that reaches 3.2.7"
+    );
+    assert!(
+        run.stderr.contains(
+            "note [update.from_mismatch]: `async` was declared from 3.2.4, but the base package-lock.json had 3.2.5; 3.2.5 is what gets published"
+        ),
+        "{}",
+        run.stderr
+    );
+    let claimed = &run.action(0)["updates"][0];
+    assert_eq!(
+        (&claimed["from"], &claimed["to"]),
+        (&json!("3.2.5"), &json!("3.2.6"))
+    );
+    assert_eq!(
+        (&claimed["declared_from"], &claimed["declared_to"]),
+        (&json!("3.2.4"), &json!("3.2.7"))
+    );
+    assert_eq!(claimed["landed"], false);
+    assert_eq!(run.status(1), "done", "{}", run.said());
+    let pulls = f.pulls();
+    assert_eq!(pulls.len(), 1, "{pulls:?}");
+    assert_eq!(pulls[0]["head"], "quartermaster/async");
+    let body = pulls[0]["body"].as_str().unwrap();
+    assert!(
+        body.contains("| `async` | `3.2.5` → `3.2.6` | patch |"),
+        "{body}"
+    );
+    assert!(!body.contains("3.2.4") && !body.contains("3.2.7"), "{body}");
+    let message = sh(&f.remote, "git log -1 --format=%B quartermaster/async");
+    assert!(message.contains("- async: 3.2.5 -> 3.2.6"), "{message}");
+    assert!(!message.contains("3.2.7"), "{message}");
+    let lock = f.show("quartermaster/async", "package-lock.json");
+    let resolved = format!("\"resolved\": \"{}async/-/async-3.2.6.tgz\"", registry.url);
+    assert!(lock.contains(&resolved), "{lock}");
+    assert!(!f.branches().contains_key("quartermaster/async-claimed"));
+    assert!(
+        registry
+            .requests
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|p| p.ends_with("async-3.2.6.tgz")),
+        "npm fetched the tarball from the stand-in"
     );
 }

@@ -1,0 +1,201 @@
+//! An npm registry stand-in on loopback for tests: one package's packument and its tarballs over
+//! HTTP, built on the spot, so that npm resolves and installs with no network. Versions are
+//! published while it runs, as a release appears after a lock file was written.
+
+use super::{Fixture, sh};
+use base64::Engine as _;
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha512};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// A version's tarball and the `dist` the packument gives for it.
+struct Release {
+    tarball: Vec<u8>,
+    dist: Value,
+}
+
+pub struct NpmRegistry {
+    /// `http://127.0.0.1:PORT/`, the registry URL npm is given.
+    pub url: String,
+    name: String,
+    releases: Arc<Mutex<BTreeMap<String, Release>>>,
+    /// The paths requested, in order.
+    pub requests: Arc<Mutex<Vec<String>>>,
+    server: Arc<tiny_http::Server>,
+}
+
+impl NpmRegistry {
+    /// Serves the package `name` with no version yet.
+    pub fn start(name: &str) -> Self {
+        let server = Arc::new(tiny_http::Server::http("127.0.0.1:0").unwrap());
+        let url = format!("http://{}/", server.server_addr().to_ip().unwrap());
+        let releases = Arc::new(Mutex::new(BTreeMap::new()));
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let (srv, served, seen) = (server.clone(), releases.clone(), requests.clone());
+        let package = name.to_string();
+        std::thread::spawn(move || {
+            for request in srv.incoming_requests() {
+                seen.lock().unwrap().push(request.url().to_string());
+                let response = answer(&package, &served.lock().unwrap(), request.url());
+                let _ = request.respond(response);
+            }
+        });
+        Self {
+            url,
+            name: name.to_string(),
+            releases,
+            requests,
+            server,
+        }
+    }
+
+    /// Publishes `version`: a tarball with `package/package.json` and an `index.js` that exports
+    /// the version.
+    pub fn publish(&self, version: &str) {
+        let work = tempfile::tempdir().unwrap();
+        let package = work.path().join("package");
+        std::fs::create_dir_all(&package).unwrap();
+        let manifest = json!({"name": self.name, "version": version, "main": "index.js"});
+        std::fs::write(package.join("package.json"), manifest.to_string()).unwrap();
+        std::fs::write(
+            package.join("index.js"),
+            format!("module.exports = {{ version: \"{version}\" }};\n"),
+        )
+        .unwrap();
+        sh(work.path(), "tar -czf package.tgz package");
+        let tarball = std::fs::read(work.path().join("package.tgz")).unwrap();
+        let integrity = format!(
+            "sha512-{}",
+            base64::engine::general_purpose::STANDARD.encode(Sha512::digest(&tarball).as_slice())
+        );
+        let file = format!("{}-{version}.tgz", self.name);
+        let dist = json!({
+            "tarball": format!("{}{}/-/{file}", self.url, self.name),
+            "integrity": integrity,
+        });
+        let mut releases = self.releases.lock().unwrap();
+        releases.insert(version.to_string(), Release { tarball, dist });
+    }
+}
+
+impl Drop for NpmRegistry {
+    fn drop(&mut self) {
+        self.server.unblock();
+    }
+}
+
+/// The packument at `/<name>`, a tarball at `/<name>/-/<name>-<version>.tgz`, 404 otherwise
+/// (npm's audit and other endpoints included).
+fn answer(
+    name: &str,
+    releases: &BTreeMap<String, Release>,
+    url: &str,
+) -> tiny_http::Response<std::io::Cursor<Vec<u8>>> {
+    let path = url.split('?').next().unwrap_or_default();
+    if path == format!("/{name}") && !releases.is_empty() {
+        let body = packument(name, releases).to_string().into_bytes();
+        let json = tiny_http::Header::from_bytes("Content-Type", "application/json").unwrap();
+        return tiny_http::Response::from_data(body).with_header(json);
+    }
+    let prefix = format!("/{name}/-/{name}-");
+    let version = path
+        .strip_prefix(prefix.as_str())
+        .and_then(|rest| rest.strip_suffix(".tgz"));
+    match version.and_then(|v| releases.get(v)) {
+        Some(release) => tiny_http::Response::from_data(release.tarball.clone()),
+        None => tiny_http::Response::from_data(b"not found".to_vec()).with_status_code(404),
+    }
+}
+
+fn packument(name: &str, releases: &BTreeMap<String, Release>) -> Value {
+    let mut versions = Map::new();
+    let mut latest = semver::Version::new(0, 0, 0);
+    for (version, release) in releases {
+        latest = latest.max(version.parse().unwrap());
+        versions.insert(
+            version.clone(),
+            json!({"name": name, "version": version, "main": "index.js", "dist": release.dist}),
+        );
+    }
+    json!({
+        "name": name,
+        "dist-tags": {"latest": latest.to_string()},
+        "versions": versions,
+    })
+}
+
+impl Fixture {
+    /// The operator's npm configuration for `registry`, for `QM_TOOL_CONFIG=npmrc=...`: npm talks
+    /// to the stand-in only.
+    pub fn npmrc(&self, registry: &NpmRegistry) -> PathBuf {
+        let path = self.root.path().join("npmrc");
+        std::fs::write(
+            &path,
+            format!(
+                "registry={}\naudit=false\nfund=false\nupdate-notifier=false\n",
+                registry.url
+            ),
+        )
+        .unwrap();
+        path
+    }
+
+    /// Adds to the default branch an npm app (`app`, whose `npm test` requires each of
+    /// `dependencies`) with its package-lock.json resolved against `registry` now.
+    pub fn add_npm_app(&self, registry: &NpmRegistry, dependencies: &[(&str, &str)]) {
+        let work = self.clone_main("npm-app");
+        let deps: Map<String, Value> = dependencies
+            .iter()
+            .map(|(name, range)| (name.to_string(), json!(range)))
+            .collect();
+        let manifest = json!({
+            "name": "app", "version": "1.0.0", "private": true,
+            "dependencies": deps, "scripts": {"test": "node test.js"},
+        });
+        std::fs::write(
+            work.join("package.json"),
+            serde_json::to_string_pretty(&manifest).unwrap() + "\n",
+        )
+        .unwrap();
+        let requires: String = dependencies
+            .iter()
+            .map(|(name, _)| format!("require(\"{name}\");\n"))
+            .collect();
+        std::fs::write(work.join("test.js"), requires).unwrap();
+        let ignore = std::fs::read_to_string(work.join(".gitignore")).unwrap_or_default();
+        std::fs::write(work.join(".gitignore"), ignore + "node_modules/\n").unwrap();
+        self.npm(&work, registry, &["install", "--package-lock-only"]);
+        sh(
+            &work,
+            "git add . && git commit -qm 'npm app' && git push -q origin main",
+        );
+    }
+
+    /// Runs npm in `dir` against `registry` alone, with a cache of the fixture's own.
+    fn npm(&self, dir: &Path, registry: &NpmRegistry, args: &[&str]) {
+        let out = std::process::Command::new("npm")
+            .args(args)
+            .current_dir(dir)
+            .env("npm_config_userconfig", self.npmrc(registry))
+            .env("npm_config_cache", self.root.path().join("npm-cache"))
+            .env("npm_config_ignore_scripts", "true")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "npm {args:?}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+/// Whether npm can run here; tests that need it skip without it.
+pub fn npm_available() -> bool {
+    std::process::Command::new("npm")
+        .arg("--version")
+        .output()
+        .is_ok_and(|out| out.status.success())
+}
