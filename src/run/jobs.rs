@@ -75,7 +75,9 @@ pub(super) fn run(engine: &Engine<'_>, runtime: &tokio::runtime::Handle) -> Vec<
         .collect();
     let all = plan_keys(engine.plan.plan(), &engine.keys);
     let keys: Vec<BTreeSet<_>> = indices.iter().map(|&i| all[i].clone()).collect();
-    let workers = engine.jobs.get().min(indices.len().max(1));
+    // One worker per sandbox slot at most: each needs a slot of its own.
+    let slots = usize::try_from(engine.sandbox.slots()).unwrap_or(usize::MAX);
+    let workers = engine.jobs.get().min(slots).min(indices.len()).max(1);
     let board = Board {
         schedule: Mutex::new(Scheduler::new(
             &keys,

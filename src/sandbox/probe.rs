@@ -88,6 +88,11 @@ impl Sandbox {
         self.level
     }
 
+    /// How many units may run at once, each in its own slot.
+    pub fn slots(&self) -> u32 {
+        self.config.slots
+    }
+
     /// Why stronger levels were not taken (empty when the first choice worked).
     pub fn fallbacks(&self) -> &[String] {
         &self.fallbacks
