@@ -120,3 +120,49 @@ fn a_reused_workspace_keeps_nothing_of_the_last_unit() {
         f.show("main", "src/lib.rs")
     );
 }
+
+/// The container deployment (root, no namespaces): two slots, two uids, two units at once.
+#[test]
+fn at_the_uid_level_two_slots_build_at_once() {
+    if !nix::unistd::geteuid().is_root() {
+        eprintln!("skipped: the uid level needs root (CI runs as root)");
+        return;
+    }
+    let f = fixture();
+    // No toolchain under a private HOME at this level: the update is a `make` target.
+    let mut flags = f.custom_mission(
+        "uid-jobs",
+        json!({"cargo": {"packages": "crates", "versions": "semver",
+            "commands": ["make bump"], "files": ["Cargo.lock"]}}),
+    );
+    flags.extend(["--isolation", "uid", "--jobs", "2"].map(String::from));
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    for dir in ["p0", "p1"] {
+        let makefile = f.show("main", &format!("{dir}/Makefile"))
+            + "\nbump:\n\tsed -i 's/^version = \"1.0.0\"$$/version = \"1.0.1\"/' Cargo.lock\n";
+        f.commit_file("main", &format!("{dir}/Makefile"), &makefile);
+    }
+    let actions: Vec<Value> = ["p0", "p1"]
+        .iter()
+        .map(|dir| {
+            let mut a = update_in(dir, &format!("quartermaster/{dir}"));
+            a["commands"] = json!(["make bump"]);
+            a
+        })
+        .collect();
+    let run = f.run(&plan(actions), &flags);
+    assert_eq!(run.code, 0, "{}", run.said());
+    assert_eq!(run.report["isolation"]["level"], "uid");
+    let (a, b) = (span(&run, 0), span(&run, 1));
+    assert!(
+        b.0 < a.1,
+        "the two slots did not build at once: {a:?} {b:?}"
+    );
+    for dir in ["p0", "p1"] {
+        let lock = f.show(
+            &format!("quartermaster/{dir}"),
+            &format!("{dir}/Cargo.lock"),
+        );
+        assert!(lock.contains("version = \"1.0.1\""), "{lock}");
+    }
+}
