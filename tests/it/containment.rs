@@ -150,3 +150,64 @@ fn attack_then_inspect(extra: &[&str]) -> String {
     assert!(processes_running(&format!("{mark}survivor")).is_empty());
     level
 }
+
+/// Two units at once, at the strongest level: one's test command reaches for the other's
+/// workspace and cannot touch it.
+#[test]
+fn a_unit_cannot_reach_the_unit_beside_it() {
+    assert_eq!(attack_the_neighbour(&[]), "done");
+}
+
+/// The same at the uid level (root, no namespaces): the other slot's uid cannot enter.
+#[test]
+fn at_the_uid_level_a_unit_cannot_reach_the_unit_beside_it() {
+    if !nix::unistd::geteuid().is_root() {
+        eprintln!("skipped: the uid level needs root (CI runs as root)");
+        return;
+    }
+    assert_eq!(attack_the_neighbour(&["--isolation", "uid"]), "done");
+}
+
+/// Runs, at once, an attack in `p0` and a victim in `p1` that checks its workspace after the
+/// attack; returns the victim's status.
+fn attack_the_neighbour(extra: &[&str]) -> String {
+    let f = Fixture::new();
+    f.add_projects(&["p0", "p1"], 0);
+    let tmp = f.tmp().display().to_string();
+    // Slot names are predictable; the sandbox directory's name is listed in TMPDIR.
+    let targets = format!("{tmp}/qm-sandbox-*/slot-*/work/p1 {tmp}/qm-sandbox-*/slot-1/work/p1");
+    let bump = "bump:\n\tsed -i 's/^version = \"1.0.0\"$$/version = \"1.0.1\"/' Cargo.lock\n";
+    let attack = format!(
+        "{bump}attack:\n\tfor i in 1 2 3 4 5 6 7 8 9 10; do for d in {targets}; do echo evil >> $$d/Cargo.lock; touch $$d/pwned; done; sleep 0.2; done; true\n"
+    );
+    let victim =
+        format!("{bump}victim:\n\tsleep 3\n\t! grep -q evil Cargo.lock && test ! -e pwned\n");
+    f.commit_file("main", "p0/Makefile", &attack);
+    f.commit_file("main", "p1/Makefile", &victim);
+    let action = |dir: &str, test: &str| {
+        let mut a = create_mr(&format!("quartermaster/{dir}"), &[greeting()], "batch");
+        a["working_dir"] = json!(dir);
+        a["commands"] = json!(["make bump"]);
+        a["test_command"] = json!(format!("make {test}"));
+        a
+    };
+    let mut flags = f.custom_mission(
+        "neighbours",
+        json!({"cargo": {"packages": "crates", "versions": "semver",
+            "commands": ["make bump"], "files": ["Cargo.lock"]}}),
+    );
+    flags.extend(extra.iter().map(|s| s.to_string()));
+    flags.extend(["--jobs", "2"].map(String::from));
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    let run = f.run(
+        &plan(vec![action("p0", "attack"), action("p1", "victim")]),
+        &flags,
+    );
+    assert_eq!(run.status(0), "done", "{}", run.said());
+    let starts: Vec<u64> = (0..2)
+        .map(|i| run.action(i)["started_ms"].as_u64().unwrap_or(0))
+        .collect();
+    let first_end = starts[0] + run.action(0)["duration_ms"].as_u64().unwrap();
+    assert!(starts[1] < first_end, "the units did not run at once");
+    run.status(1).to_string()
+}
