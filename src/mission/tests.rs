@@ -6,7 +6,8 @@ fn deps() -> Mission {
     load("deps", None).unwrap()
 }
 
-fn upd(package: &str, to: &str) -> Update {
+/// A patch update of `package` to `to` (shared with the other mission tests).
+pub(super) fn upd(package: &str, to: &str) -> Update {
     Update {
         package: package.into(),
         from: "0".into(),

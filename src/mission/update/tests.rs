@@ -1,16 +1,8 @@
 use super::*;
 use crate::finding::Code;
 use crate::mission::{Mission, MissionError, load};
-use crate::plan::{Update, UpdateType};
 
-fn upd(package: &str, to: &str) -> Update {
-    Update {
-        package: package.into(),
-        from: "0".into(),
-        to: to.into(),
-        update_type: UpdateType::Patch,
-    }
-}
+use crate::mission::tests::upd;
 
 /// The deps mission's match of `command` in ecosystem `eco`, declaring `package` to `to`.
 fn matched(eco: &str, command: &str, package: &str, to: &str) -> crate::mission::CommandMatch {
