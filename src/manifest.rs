@@ -17,7 +17,7 @@ use std::path::Path;
 pub fn checks_declared(ecosystem: &str) -> bool {
     matches!(
         ecosystem,
-        "npm" | "yarn" | "pnpm" | "bun" | "pip" | "poetry"
+        "npm" | "yarn" | "pnpm" | "bun" | "pip" | "poetry" | "go"
     )
 }
 
@@ -37,8 +37,18 @@ pub fn declares_dependency(ecosystem: &str, dir: &Path, package: &str) -> Result
             .any(|section| manifest.get(section).and_then(|d| d.get(package)).is_some()))
         }
         "pip" | "poetry" => python_declares(dir, package),
+        "go" => go_declares(dir, package),
         _ => Ok(true),
     }
+}
+
+/// Whether `go.mod` in `dir` requires `package`, directly or `// indirect`: `go get` of a module
+/// go.mod does not name would add it.
+fn go_declares(dir: &Path, package: &str) -> Result<bool, String> {
+    let text = std::fs::read_to_string(dir.join("go.mod"))
+        .map_err(|e| format!("cannot read go.mod in the working directory: {e}"))?;
+    let (_, required) = crate::changes::parse_go_mod("go.mod", &text).map_err(|e| e.to_string())?;
+    Ok(required.iter().any(|module| module.name == package))
 }
 
 /// Whether `package.json` in `dir` defines `script`.
@@ -193,7 +203,7 @@ mod tests {
         assert_eq!(declares_script(d.path(), "test:unit"), Ok(true));
         assert_eq!(declares_script(d.path(), "pip"), Ok(false));
         assert!(declares_dependency("npm", tempfile::tempdir().unwrap().path(), "x").is_err());
-        assert_eq!(declares_dependency("go", d.path(), "anything"), Ok(true));
+        assert_eq!(declares_dependency("cargo", d.path(), "anything"), Ok(true));
     }
 
     #[test]
@@ -225,5 +235,21 @@ mod tests {
             Ok(false)
         );
         assert!(declares_dependency("pip", tempfile::tempdir().unwrap().path(), "x").is_err());
+    }
+
+    #[test]
+    fn go_modules_required_directly_or_indirectly() {
+        let d = dir_with(&[(
+            "go.mod",
+            "module example.com/app\n\ngo 1.21\n\nrequire (\n\tgolang.org/x/text v0.14.0\n\tgithub.com/pkg/errors v0.9.1 // indirect\n)\n",
+        )]);
+        for ok in ["golang.org/x/text", "github.com/pkg/errors"] {
+            assert_eq!(declares_dependency("go", d.path(), ok), Ok(true), "{ok}");
+        }
+        assert_eq!(
+            declares_dependency("go", d.path(), "evil.example/pwn"),
+            Ok(false)
+        );
+        assert!(declares_dependency("go", tempfile::tempdir().unwrap().path(), "x").is_err());
     }
 }

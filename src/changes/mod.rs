@@ -31,6 +31,7 @@ pub use diff::{
     PackageChange, Resolved, SourceChange, diff,
 };
 pub use error::ChangesError;
+pub(crate) use go::parse_mod as parse_go_mod;
 pub use manifest::Manifest;
 pub use rules::{ChangeFact, Code, Declared, Finding, UpdateFact, UpdateType, Verdict, check};
 pub use source::Source;

