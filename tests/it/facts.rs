@@ -1,5 +1,6 @@
 //! What a PR states comes from the lock files, never from the plan's claims.
 
+use crate::common::go_proxy::{GoProxy, go_available};
 use crate::common::npm_registry::{NpmRegistry, npm_available};
 use crate::common::*;
 use serde_json::json;
@@ -250,4 +251,91 @@ fn go_get_cannot_add_a_module() {
     );
     assert!(run.action(0)["commands"].as_array().unwrap().is_empty());
     assert!(f.pulls().is_empty());
+}
+
+/// The go.mod requires example.com/lib v1.0.0 from a module proxy stand-in (a `file://` GOPROXY);
+/// v1.0.1 is then released. `go get example.com/lib@v1.0.1` runs in the sandbox against the proxy
+/// alone, `go test ./...` passes, and the PR and commit state what go.mod says; the branch changes
+/// go.mod and go.sum only.
+#[test]
+fn go_get_states_what_go_mod_did() {
+    if !go_available() {
+        eprintln!("skipped: go is not on PATH");
+        return;
+    }
+    let f = Fixture::new();
+    let proxy = GoProxy::new(&f, "example.com/lib");
+    proxy.publish("v1.0.0");
+    f.add_go_app(&proxy, "example.com/lib", "v1.0.0");
+    proxy.publish("v1.0.1");
+    let mut action = create_mr(
+        "quartermaster/go-lib",
+        &[
+            json!({"package": "example.com/lib", "from": "v1.0.0", "to": "v1.0.1", "update_type": "patch"}),
+        ],
+        "batch",
+    );
+    action["title"] = json!("chore(deps): update example.com/lib");
+    action["commands"] = json!(["go get example.com/lib@v1.0.1"]);
+    action["test_command"] = json!("go test ./...");
+    let mut go_plan = plan(vec![action]);
+    go_plan["repo_context"]["ecosystems"] = json!(["go"]);
+    go_plan["repo_context"]["test_command"] = json!("go test ./...");
+    go_plan["repo_context"]["lock_files"] = json!(["go.sum"]);
+    let dir = proxy.dir.display().to_string();
+    let run = f.run_with(
+        &go_plan,
+        &[
+            "--extra-env",
+            "GOPROXY",
+            "--extra-env",
+            "GOSUMDB",
+            "--expose-dir",
+            &dir,
+        ],
+        &[
+            ("GOPROXY", &proxy.url),
+            ("GOSUMDB", "off"),
+            ("GOTOOLCHAIN", "local"),
+        ],
+    );
+    assert_eq!(run.code, 0, "{}", run.said());
+    assert_eq!(run.status(0), "done", "{}", run.said());
+    let update = &run.action(0)["updates"][0];
+    assert_eq!(
+        (&update["from"], &update["to"]),
+        (&json!("v1.0.0"), &json!("v1.0.1"))
+    );
+    assert_eq!(update["landed"], true);
+    assert_eq!(update["test"], "passed");
+    let pulls = f.pulls();
+    assert_eq!(pulls.len(), 1, "{pulls:?}");
+    assert_eq!(pulls[0]["head"], "quartermaster/go-lib");
+    let body = pulls[0]["body"].as_str().unwrap();
+    assert!(
+        body.contains("| [`example.com/lib`](https://pkg.go.dev/example.com/lib@v1.0.1) | `v1.0.0` → `v1.0.1` | patch |"),
+        "{body}"
+    );
+    let message = sh(&f.remote, "git log -1 --format=%B quartermaster/go-lib");
+    assert!(
+        message.contains("- example.com/lib: v1.0.0 -> v1.0.1"),
+        "{message}"
+    );
+    assert_eq!(
+        sh(&f.remote, "git rev-list --count main..quartermaster/go-lib"),
+        "1"
+    );
+    assert_eq!(
+        sh(&f.remote, "git diff --name-only main quartermaster/go-lib"),
+        "go.mod\ngo.sum"
+    );
+    let go_mod = f.show("quartermaster/go-lib", "go.mod");
+    assert!(
+        go_mod
+            .lines()
+            .any(|l| l == "require example.com/lib v1.0.1"),
+        "{go_mod}"
+    );
+    let go_sum = f.show("quartermaster/go-lib", "go.sum");
+    assert!(go_sum.contains("example.com/lib v1.0.1 h1:"), "{go_sum}");
 }

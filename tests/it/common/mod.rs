@@ -9,6 +9,7 @@
 pub mod git_http;
 pub mod github;
 pub mod gitlab;
+pub mod go_proxy;
 pub mod npm_registry;
 
 use assert_cmd::Command;
