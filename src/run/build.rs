@@ -3,12 +3,12 @@
 //! commit, and the test command. Every command runs in the cell: its own HOME and tool
 //! configuration, out of reach of Quartermaster's files, and nothing outlives it.
 
-use super::Worker;
 use super::project::check_project;
 use super::stop::Stop;
 use super::text::{commit_message, short};
 use super::unit::{Built, Unit};
 use super::verify::refusal;
+use super::{Worker, millis};
 use crate::git::Workspace;
 use crate::markdown::code;
 use crate::mission::TestCommand;
@@ -41,7 +41,7 @@ impl Worker<'_> {
     ) -> Result<Built, Stop> {
         let lap = Instant::now();
         let fresh = self.place_workspace(job.base)?;
-        tracing::debug!(ms = millis(lap), "workspace at the base");
+        tracing::debug!(ms = millis(lap.elapsed()), "workspace at the base");
         let Some(workspace) = self.workspace.as_ref() else {
             return Err(Stop::failed("the workspace is gone"));
         };
@@ -57,7 +57,7 @@ impl Worker<'_> {
         if fresh {
             workspace.refresh_owners()?;
         }
-        tracing::debug!(ms = millis(lap), "sandbox unit ready");
+        tracing::debug!(ms = millis(lap.elapsed()), "sandbox unit ready");
         let dir = workspace.dir(working_dir)?;
         check_project(unit, test, &dir, working_dir)?;
         self.progress
@@ -68,7 +68,7 @@ impl Worker<'_> {
         }
         let lap = Instant::now();
         let staged = workspace.stage()?;
-        tracing::debug!(ms = millis(lap), "changes staged");
+        tracing::debug!(ms = millis(lap.elapsed()), "changes staged");
         let Some(staged) = staged else {
             // Nothing changed: fine when every declared update was already there, not when
             // something (an `=` pin, a range) held one back.
@@ -96,7 +96,7 @@ impl Worker<'_> {
             commit.files.len(),
             if commit.files.len() == 1 { "" } else { "s" }
         ));
-        tracing::debug!(ms = millis(lap), "verified and committed");
+        tracing::debug!(ms = millis(lap.elapsed()), "verified and committed");
         // Validation saw the test command's paths as text; now they exist, in this workspace.
         crate::mission::check_test_paths(test, workspace.root(), &dir).map_err(|r| {
             Stop::denied(format!(
@@ -265,8 +265,4 @@ fn sandbox_stop(e: SandboxError) -> Stop {
         }
         _ => Stop::failed(format!("sandbox: {e}")),
     }
-}
-
-fn millis(since: Instant) -> u64 {
-    u64::try_from(since.elapsed().as_millis()).unwrap_or(u64::MAX)
 }

@@ -191,6 +191,7 @@ impl<'a> Worker<'a> {
     }
 }
 
-fn millis(d: Duration) -> u64 {
+/// A duration in whole milliseconds, as reports and logs give it.
+pub(super) fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }

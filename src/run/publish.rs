@@ -1,9 +1,9 @@
 //! Publishing a built branch: push it (unless the remote already holds exactly this change), then
 //! open its PR or bring the open one up to date.
 
-use super::Worker;
 use super::stop::Stop;
 use super::text::with_bot_label;
+use super::{Worker, millis};
 use crate::forge::{NewPullRequest, PullRequest, PullRequestEdit};
 use crate::git::{GitError, NewCommit};
 use crate::report::{Operation, PullRequestRef};
@@ -27,7 +27,7 @@ impl Worker<'_> {
     ) -> Result<PullRequestRef, Stop> {
         let lap = std::time::Instant::now();
         let pushed = self.push(&p)?;
-        tracing::debug!(ms = lap.elapsed().as_millis() as u64, "pushed");
+        tracing::debug!(ms = millis(lap.elapsed()), "pushed");
         let labels = with_bot_label(p.labels, &self.settings.bot_label);
         let pr = match existing {
             Some(pr) => self.bring_up_to_date(&p, pr, labels, pushed).await?,
