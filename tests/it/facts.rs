@@ -1,19 +1,24 @@
 //! What a PR states comes from the lock files, never from the plan's claims.
 
-use crate::common::go_proxy::{GoProxy, go_available};
-use crate::common::npm_registry::{NpmRegistry, npm_available};
+use crate::common::go_proxy::GoProxy;
+use crate::common::npm_registry::NpmRegistry;
 use crate::common::*;
 use serde_json::json;
+
+/// Pins greeting to 1.0.0 (`greeting = "=1.0.0"`) on the default branch.
+fn pin_greeting(f: &Fixture) {
+    let manifest = f
+        .show("main", "Cargo.toml")
+        .replace("greeting = \"1.0\"", "greeting = \"=1.0.0\"");
+    f.commit_file("main", "Cargo.toml", &manifest);
+}
 
 /// `greeting = "=1.0.0"`: `cargo update -p greeting` exits 0 and moves nothing, while the batch's
 /// other update does move. The batch is not published as if greeting had reached 1.0.1.
 #[test]
 fn an_update_held_back_by_a_pin_stops_the_batch() {
     let f = Fixture::new();
-    let manifest = f
-        .show("main", "Cargo.toml")
-        .replace("greeting = \"1.0\"", "greeting = \"=1.0.0\"");
-    f.commit_file("main", "Cargo.toml", &manifest);
+    pin_greeting(&f);
     let mut action = create_mr("quartermaster/cargo", &[greeting(), farewell()], "batch");
     action["commands"] = json!(["cargo update -p greeting", "cargo update -p farewell"]);
     let run = f.run(&plan(vec![action]), &[]);
@@ -40,10 +45,7 @@ fn an_update_held_back_by_a_pin_stops_the_batch() {
 #[test]
 fn a_pinned_update_alone_fails_its_unit() {
     let f = Fixture::new();
-    let manifest = f
-        .show("main", "Cargo.toml")
-        .replace("greeting = \"1.0\"", "greeting = \"=1.0.0\"");
-    f.commit_file("main", "Cargo.toml", &manifest);
+    pin_greeting(&f);
     let makefile = f.show("main", "Makefile") + "\nok:\n\ttrue\n";
     f.commit_file("main", "Makefile", &makefile);
     let mut alone = create_mr("quartermaster/alone", &[greeting()], "batch");
@@ -154,7 +156,7 @@ fn npm_plan(actions: Vec<serde_json::Value>) -> serde_json::Value {
 /// lands, and its PR and commit state what package-lock.json says.
 #[test]
 fn npm_update_async_states_what_the_lock_did() {
-    if !npm_available() {
+    if !runs(&["npm", "--version"]) {
         eprintln!("skipped: npm is not on PATH");
         return;
     }
@@ -259,7 +261,7 @@ fn go_get_cannot_add_a_module() {
 /// go.mod and go.sum only.
 #[test]
 fn go_get_states_what_go_mod_did() {
-    if !go_available() {
+    if !runs(&["go", "version"]) {
         eprintln!("skipped: go is not on PATH");
         return;
     }

@@ -3,7 +3,7 @@
 //! resolves and downloads with no network. Versions are published as a release appears after
 //! go.sum was written.
 
-use super::{Fixture, sh};
+use super::{Fixture, sh, succeed};
 use std::path::{Path, PathBuf};
 
 pub struct GoProxy {
@@ -92,33 +92,19 @@ impl Fixture {
     /// build cache of the fixture's own, writable so that the fixture can be removed.
     fn go(&self, dir: &Path, proxy: &GoProxy, args: &[&str]) {
         let gopath = self.root.path().join("gopath");
-        let out = std::process::Command::new("go")
-            .args(args)
-            .current_dir(dir)
-            .env("GOPROXY", &proxy.url)
-            .env("GOSUMDB", "off")
-            .env("GONOSUMDB", "*")
-            .env("GOFLAGS", "-mod=mod -modcacherw")
-            .env("GOTOOLCHAIN", "local")
-            .env("GOENV", "off")
-            .env("GOPATH", &gopath)
-            .env("GOMODCACHE", gopath.join("pkg/mod"))
-            .env("GOCACHE", self.root.path().join("gocache"))
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "go {args:?}: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
+        succeed(
+            std::process::Command::new("go")
+                .args(args)
+                .current_dir(dir)
+                .env("GOPROXY", &proxy.url)
+                .env("GOSUMDB", "off")
+                .env("GONOSUMDB", "*")
+                .env("GOFLAGS", "-mod=mod -modcacherw")
+                .env("GOTOOLCHAIN", "local")
+                .env("GOENV", "off")
+                .env("GOPATH", &gopath)
+                .env("GOMODCACHE", gopath.join("pkg/mod"))
+                .env("GOCACHE", self.root.path().join("gocache")),
         );
     }
-}
-
-/// Whether go can run here; tests that need it skip without it.
-pub fn go_available() -> bool {
-    std::process::Command::new("go")
-        .arg("version")
-        .output()
-        .is_ok_and(|out| out.status.success())
 }

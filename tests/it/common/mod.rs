@@ -97,6 +97,26 @@ pub fn sh(dir: &Path, script: &str) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
+/// Runs `command` to success, or fails the test with all it printed.
+pub fn succeed(command: &mut std::process::Command) {
+    let out = command.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{command:?}: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Whether `argv` (a tool asked for its version) runs here; tests that need the tool skip
+/// without it.
+pub fn runs(argv: &[&str]) -> bool {
+    std::process::Command::new(argv[0])
+        .args(&argv[1..])
+        .output()
+        .is_ok_and(|out| out.status.success())
+}
+
 impl Fixture {
     pub fn new() -> Self {
         Self::on(Backend::Local)
@@ -366,16 +386,11 @@ impl Fixture {
     }
 
     fn cargo(&self, dir: &Path, args: &[&str]) {
-        let out = std::process::Command::new("cargo")
-            .args(args)
-            .current_dir(dir)
-            .env("CARGO_HOME", &self.cargo_home)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "cargo {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
+        succeed(
+            std::process::Command::new("cargo")
+                .args(args)
+                .current_dir(dir)
+                .env("CARGO_HOME", &self.cargo_home),
         );
     }
 

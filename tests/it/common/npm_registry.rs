@@ -2,7 +2,7 @@
 //! HTTP, built on the spot, so that npm resolves and installs with no network. Versions are
 //! published while it runs, as a release appears after a lock file was written.
 
-use super::{Fixture, sh};
+use super::{Fixture, sh, succeed};
 use base64::Engine as _;
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha512};
@@ -175,27 +175,13 @@ impl Fixture {
 
     /// Runs npm in `dir` against `registry` alone, with a cache of the fixture's own.
     fn npm(&self, dir: &Path, registry: &NpmRegistry, args: &[&str]) {
-        let out = std::process::Command::new("npm")
-            .args(args)
-            .current_dir(dir)
-            .env("npm_config_userconfig", self.npmrc(registry))
-            .env("npm_config_cache", self.root.path().join("npm-cache"))
-            .env("npm_config_ignore_scripts", "true")
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "npm {args:?}: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
+        succeed(
+            std::process::Command::new("npm")
+                .args(args)
+                .current_dir(dir)
+                .env("npm_config_userconfig", self.npmrc(registry))
+                .env("npm_config_cache", self.root.path().join("npm-cache"))
+                .env("npm_config_ignore_scripts", "true"),
         );
     }
-}
-
-/// Whether npm can run here; tests that need it skip without it.
-pub fn npm_available() -> bool {
-    std::process::Command::new("npm")
-        .arg("--version")
-        .output()
-        .is_ok_and(|out| out.status.success())
 }
