@@ -156,8 +156,7 @@ fn npm_plan(actions: Vec<serde_json::Value>) -> serde_json::Value {
 /// lands, and its PR and commit state what package-lock.json says.
 #[test]
 fn npm_update_async_states_what_the_lock_did() {
-    if !runs(&["npm", "--version"]) {
-        eprintln!("skipped: npm is not on PATH");
+    if !tool_present(&["npm", "--version"]) {
         return;
     }
     let f = Fixture::new();
@@ -261,8 +260,7 @@ fn go_get_cannot_add_a_module() {
 /// go.mod and go.sum only.
 #[test]
 fn go_get_states_what_go_mod_did() {
-    if !runs(&["go", "version"]) {
-        eprintln!("skipped: go is not on PATH");
+    if !tool_present(&["go", "version"]) {
         return;
     }
     let f = Fixture::new();

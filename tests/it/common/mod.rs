@@ -108,13 +108,28 @@ pub fn succeed(command: &mut std::process::Command) {
     );
 }
 
-/// Whether `argv` (a tool asked for its version) runs here; tests that need the tool skip
-/// without it.
+/// Whether `argv` (a tool asked for its version) runs here.
 pub fn runs(argv: &[&str]) -> bool {
     std::process::Command::new(argv[0])
         .args(&argv[1..])
         .output()
         .is_ok_and(|out| out.status.success())
+}
+
+/// Whether the real tool `argv` names runs here, for a test that drives it. Without it the test
+/// skips, saying so; but where `QM_TEST_REQUIRE_TOOLS` is set (`.ci/run`, which installs every
+/// tool) a missing tool fails the test, so that CI cannot pass by skipping.
+pub fn tool_present(argv: &[&str]) -> bool {
+    if runs(argv) {
+        return true;
+    }
+    assert!(
+        std::env::var_os("QM_TEST_REQUIRE_TOOLS").is_none(),
+        "`{}` does not run here, and QM_TEST_REQUIRE_TOOLS is set",
+        argv.join(" ")
+    );
+    eprintln!("skipped: `{}` does not run here", argv.join(" "));
+    false
 }
 
 impl Fixture {
