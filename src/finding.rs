@@ -144,6 +144,9 @@ codes! {
     CommandInvalidVersion => "command.invalid_version",
     /// A version that differs from the declared update's `to`.
     CommandVersionMismatch => "command.version_mismatch",
+    /// A lock-maintenance command (`cargo update`) in an action that declares no
+    /// `lock_file_maintenance` update of that ecosystem's lock file.
+    CommandNeedsLockMaintenance => "command.needs_lock_maintenance",
     /// The test command's program is not an allowed test runner.
     TestRunnerNotAllowed => "test_command.runner_not_allowed",
     /// The test command would run inline code (`python -c`, `node -e`, ...).

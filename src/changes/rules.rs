@@ -109,6 +109,20 @@ impl Verdict {
     pub fn blocked(&self) -> bool {
         self.findings.iter().any(|f| f.blocking)
     }
+
+    /// Direct dependencies that moved although no update names them: what a lock refresh moved
+    /// (anywhere else such a move blocks the unit).
+    pub fn refreshed(&self) -> Vec<&ChangeFact> {
+        self.direct
+            .iter()
+            .filter(|c| {
+                !self.updates.iter().any(|u| {
+                    u.update_type != UpdateType::LockFileMaintenance
+                        && c.ecosystem.normalize_name(&u.package) == c.name
+                })
+            })
+            .collect()
+    }
 }
 
 pub fn check(diff: &Diff, declared: &[Declared], allowed_hosts: &[String]) -> Verdict {

@@ -243,6 +243,10 @@ explanations! {
         "The command asks for a version other than the update's declared `to`.",
         "Make the command's version and the update's `to` the same.",
     ),
+    CommandNeedsLockMaintenance => (
+        "The command refreshes every package of a lock file (`cargo update`, `npm update`), which only a lock-maintenance action may do.",
+        "Declare one update `{\"package\": \"Cargo.lock\", \"from\": ..., \"to\": ..., \"update_type\": \"lock_file_maintenance\"}` naming the lock file, in an action of its own; or update named packages with `cargo update -p <pkg>`.",
+    ),
     TestRunnerNotAllowed => (
         "The test command's program is not an allowed test runner.",
         "Use the repository's test runner among those describe_mission lists (go, npm, yarn, pnpm, bun, make, cargo, pytest, python, python3, ruby, bundle, mvn, gradle, dotnet).",
@@ -337,7 +341,7 @@ explanations! {
     ),
     UpdatesEmpty => (
         "A `create_mr` or `update_mr` declares no update; Quartermaster publishes only declared updates, checked against the lock files.",
-        "Declare each package the commands update in `updates`, with from, to and update_type.",
+        "Declare each package the commands update in `updates`, with from, to and update_type. To refresh a whole lock file, declare one update with update_type `lock_file_maintenance` whose package is the lock file.",
     ),
     UpdateNotReached => (
         "At run time: after the commands, the lock files show a version-changing update that did not end at its declared `to` (unchanged, or another version); the branch is not published.",

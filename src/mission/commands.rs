@@ -4,7 +4,7 @@
 use super::pattern::{self, Mismatch, Placeholders, Refusal};
 use super::{Ecosystem, Mission, UpdateCommand, grammar};
 use crate::finding::{Code, clip};
-use crate::plan::Update;
+use crate::plan::{Update, UpdateType};
 
 impl Mission {
     /// Checks an update command of an action against the allowlist: exact pattern match, `<pkg>`
@@ -44,10 +44,16 @@ impl Mission {
                     let argv = pattern
                         .argv(words, &bound)
                         .ok_or_else(|| unfillable(pattern))?;
+                    let package = if pattern.maintenance {
+                        Some(self.maintained_lock(eco_name, pattern, updates)?)
+                    } else {
+                        bound.package
+                    };
                     return Ok(CommandMatch {
                         text: command.to_string(),
                         ecosystem: (*eco_name).clone(),
-                        package: bound.package,
+                        package,
+                        refreshes_lock: pattern.maintenance,
                         pattern: pattern.source().to_string(),
                         argv,
                     });
@@ -63,6 +69,32 @@ impl Mission {
             program,
             &forms,
         ))
+    }
+
+    /// The lock file a lock-maintenance command refreshes: the package of the action's
+    /// `lock_file_maintenance` update that names one of the ecosystem's files. The command is
+    /// bound to that update, so that a split runs it in that update's unit alone.
+    fn maintained_lock(
+        &self,
+        eco_name: &str,
+        pattern: &UpdateCommand,
+        updates: &[Update],
+    ) -> Result<String, Refusal> {
+        updates
+            .iter()
+            .filter(|u| u.update_type == UpdateType::LockFileMaintenance)
+            .find(|u| self.files.owns(std::iter::once(eco_name), &u.package))
+            .map(|u| u.package.clone())
+            .ok_or_else(|| {
+                Refusal::new(
+                    Code::CommandNeedsLockMaintenance,
+                    format!(
+                        "`{}` refreshes every package of the {eco_name} lock file, and no update of this action declares that: only an update with update_type `lock_file_maintenance` whose package names the lock file ({}) allows it",
+                        pattern.source(),
+                        self.files.describe(std::iter::once(eco_name))
+                    ),
+                )
+            })
     }
 
     fn program_not_allowed(&self, program: &str) -> Refusal {
@@ -128,8 +160,11 @@ pub struct CommandMatch {
     /// `bundle lock --update <pkg>`), that form filled with what the plan's words bound.
     pub argv: Vec<String>,
     pub ecosystem: String,
-    /// The declared package the command updates; `None` for commands such as `go mod tidy`.
+    /// The declared package the command updates; `None` for commands such as `go mod tidy`; for
+    /// a lock refresh, the lock file its `lock_file_maintenance` update names.
     pub package: Option<String>,
+    /// A lock refresh (`cargo update`): it names no dependency.
+    pub refreshes_lock: bool,
     /// The allowlist pattern it matched: the form the plan wrote (`argv` follows the entry's
     /// `runs` form when it has one).
     pub pattern: String,

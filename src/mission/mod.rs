@@ -134,6 +134,9 @@ struct EcosystemFile {
     packages: PackageGrammar,
     versions: VersionGrammar,
     commands: Vec<update::CommandFile>,
+    /// Lock-maintenance commands: they take no package and refresh the whole lock file.
+    #[serde(default)]
+    maintenance: Vec<update::CommandFile>,
     files: Vec<String>,
 }
 
@@ -234,11 +237,14 @@ impl Mission {
         let mut ecosystems = BTreeMap::new();
         let mut files = FilePolicy::default();
         for (eco, spec) in file.ecosystems {
-            let commands = spec
+            let mut commands = spec
                 .commands
                 .iter()
                 .map(|c| compile_command(origin, &eco, c))
                 .collect::<Result<Vec<_>, _>>()?;
+            for entry in &spec.maintenance {
+                commands.push(compile_maintenance(origin, &eco, entry)?);
+            }
             files
                 .insert(&eco, &spec.files)
                 .map_err(|e| invalid(format!("ecosystem `{eco}`, files: {e}")))?;
@@ -320,6 +326,27 @@ fn compile_command(
             problem,
         })),
     })
+}
+
+/// Compiles an entry of ecosystem `eco`'s `maintenance`: a command that binds no package, since
+/// it refreshes every one.
+fn compile_maintenance(
+    origin: &str,
+    eco: &str,
+    entry: &update::CommandFile,
+) -> Result<UpdateCommand, MissionError> {
+    let mut command = compile_command(origin, eco, entry)?;
+    if !command.form.update_placeholders().is_empty() {
+        return Err(MissionError::Invalid {
+            origin: origin.to_string(),
+            message: format!(
+                "ecosystem `{eco}`, maintenance command `{}`: a lock-maintenance command refreshes the whole lock file and takes no placeholder",
+                entry.form()
+            ),
+        });
+    }
+    command.maintenance = true;
+    Ok(command)
 }
 
 #[cfg(test)]

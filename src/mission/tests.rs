@@ -90,6 +90,44 @@ fn custom_missions_dir_takes_precedence_and_is_checked() {
 }
 
 #[test]
+fn a_maintenance_command_binds_no_package() {
+    let text = r#"{"description":"x","action_types":["create_mr"],"ecosystems":{"cargo":{"packages":"crates","versions":"semver","commands":[],"maintenance":["cargo update -p <pkg>"],"files":["Cargo.lock"]}}}"#;
+    let err = Mission::from_json("x", text, "allowlist.json")
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        err,
+        "allowlist.json: ecosystem `cargo`, maintenance command `cargo update -p <pkg>`: a lock-maintenance command refreshes the whole lock file and takes no placeholder"
+    );
+}
+
+#[test]
+fn a_maintenance_command_binds_the_lock_file_its_update_names() {
+    let mission = deps();
+    let eco = ["cargo".to_string(), "npm".to_string()];
+    let mut refresh = upd("package-lock.json", "2026-11-25");
+    refresh.update_type = UpdateType::LockFileMaintenance;
+    let mut cargo_lock = upd("Cargo.lock", "2026-11-25");
+    cargo_lock.update_type = UpdateType::LockFileMaintenance;
+    let updates = [refresh, cargo_lock];
+    let m = mission
+        .check_update_command("cargo update", &eco, &updates)
+        .unwrap();
+    assert_eq!(
+        (m.package.as_deref(), m.refreshes_lock),
+        (Some("Cargo.lock"), true)
+    );
+    let m = mission
+        .check_update_command("npm update", &eco, &updates[..1])
+        .unwrap();
+    assert_eq!(m.package.as_deref(), Some("package-lock.json"));
+    let refused = mission
+        .check_update_command("cargo update", &eco, &updates[..1])
+        .unwrap_err();
+    assert_eq!(refused.code, Code::CommandNeedsLockMaintenance);
+}
+
+#[test]
 fn update_commands_match_exactly() {
     let m = deps();
     let eco = vec!["go".to_string(), "npm".to_string()];

@@ -19,6 +19,9 @@ pub struct UpdateCommand {
     pub form: Pattern,
     /// What runs instead, when it differs from the form.
     pub runs: Option<Pattern>,
+    /// A lock-maintenance command (`cargo update`): it refreshes the whole lock file, so only an
+    /// action declaring a `lock_file_maintenance` update may run it.
+    pub maintenance: bool,
 }
 
 impl UpdateCommand {
@@ -50,7 +53,11 @@ impl UpdateCommand {
     pub(super) fn compile(entry: &CommandFile) -> Result<Self, CommandError> {
         let form = Pattern::parse(entry.form(), PatternKind::Update).map_err(CommandError::Form)?;
         let Some(source) = entry.runs() else {
-            return Ok(Self { form, runs: None });
+            return Ok(Self {
+                form,
+                runs: None,
+                maintenance: false,
+            });
         };
         let runs = Pattern::parse(source, PatternKind::Update)
             .map_err(|e| CommandError::Runs(RunsProblem::Parse(e)))?;
@@ -58,6 +65,7 @@ impl UpdateCommand {
         Ok(Self {
             form,
             runs: Some(runs),
+            maintenance: false,
         })
     }
 }

@@ -16,6 +16,7 @@ pub fn check_project(
     let place = working_dir.unwrap_or("the repository root");
     for matched in &unit.commands {
         if let Some(package) = &matched.package
+            && !matched.refreshes_lock
             && manifest::checks_declared(&matched.ecosystem)
         {
             match manifest::declares_dependency(&matched.ecosystem, dir, package) {

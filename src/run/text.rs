@@ -4,7 +4,7 @@
 use super::unit::Unit;
 use crate::changes::{ChangeFact, UpdateFact, Verdict};
 use crate::markdown::{self, MAX_POSTED_BODY, cell_code, code};
-use crate::plan::{Action, Skip};
+use crate::plan::{Action, Skip, UpdateType};
 
 /// What a PR says: the agent's description (neutralised and capped), then the facts as the lock
 /// files show them: a table of the declared updates, the transitive changes folded away, the test
@@ -23,6 +23,13 @@ impl PrBody<'_> {
         let mut tail = String::from("\n\n| Package | Change | Type |\n|---|---|---|\n");
         for u in &self.facts.updates {
             tail.push_str(&update_row(u));
+        }
+        for c in self.facts.refreshed() {
+            tail.push_str(&format!(
+                "| {} | {} | lock_file_maintenance |\n",
+                package_cell(&c.name, c.link.as_deref()),
+                change_cell(c)
+            ));
         }
         tail.push_str(&transitive(&self.facts.transitive));
         tail.push_str(&format!(
@@ -47,6 +54,12 @@ impl PrBody<'_> {
 /// A declared update as the lock files show it. What the plan claimed stays in the report: a PR
 /// states facts only.
 fn update_row(u: &UpdateFact) -> String {
+    if u.update_type == UpdateType::LockFileMaintenance {
+        return format!(
+            "| {} | refreshed | lock_file_maintenance |\n",
+            cell_code(&u.package)
+        );
+    }
     let from = u.from.as_deref().unwrap_or("none");
     let to = u.to.as_deref().unwrap_or("none");
     format!(
@@ -69,15 +82,10 @@ fn transitive(changes: &[ChangeFact]) -> String {
         if changes.len() == 1 { "" } else { "s" }
     );
     for c in changes.iter().take(MAX_TRANSITIVE_ROWS) {
-        let change = match (&c.from, &c.to) {
-            (Some(f), Some(t)) => format!("{} → {}", cell_code(f), cell_code(t)),
-            (None, Some(t)) => format!("added {}", cell_code(t)),
-            (Some(f), None) => format!("removed {}", cell_code(f)),
-            (None, None) => "changed".to_string(),
-        };
         out.push_str(&format!(
-            "| {} | {change} |\n",
-            package_cell(&c.name, c.link.as_deref())
+            "| {} | {} |\n",
+            package_cell(&c.name, c.link.as_deref()),
+            change_cell(c)
         ));
     }
     if changes.len() > MAX_TRANSITIVE_ROWS {
@@ -88,6 +96,15 @@ fn transitive(changes: &[ChangeFact]) -> String {
     }
     out.push_str("\n</details>\n");
     out
+}
+
+fn change_cell(c: &ChangeFact) -> String {
+    match (&c.from, &c.to) {
+        (Some(f), Some(t)) => format!("{} → {}", cell_code(f), cell_code(t)),
+        (None, Some(t)) => format!("added {}", cell_code(t)),
+        (Some(f), None) => format!("removed {}", cell_code(f)),
+        (None, None) => "changed".to_string(),
+    }
 }
 
 /// Transitive rows listed at most; a lock-file refresh can change hundreds.
@@ -106,11 +123,23 @@ pub fn commit_message(unit: &Unit<'_>, facts: &Verdict, allow_mentions: bool) ->
     let title = markdown::commit_line(&unit.title_from(facts), allow_mentions);
     let mut message = format!("{title}\n\n");
     for u in &facts.updates {
+        if u.update_type == UpdateType::LockFileMaintenance {
+            message.push_str(&format!("- {}: refreshed\n", u.package));
+            continue;
+        }
         message.push_str(&format!(
             "- {}: {} -> {}\n",
             u.package,
             u.from.as_deref().unwrap_or("none"),
             u.to.as_deref().unwrap_or("none")
+        ));
+    }
+    for c in facts.refreshed() {
+        message.push_str(&format!(
+            "- {}: {} -> {}\n",
+            c.name,
+            c.from.as_deref().unwrap_or("none"),
+            c.to.as_deref().unwrap_or("none")
         ));
     }
     if !facts.transitive.is_empty() {

@@ -28,7 +28,7 @@ pub fn check(
         out.push(Finding::error(
             at.key("updates"),
             Code::UpdatesEmpty,
-            "no updates: declare each dependency this action updates (package, from, to, update_type); Quartermaster publishes only changes it can check against what was declared",
+            "no updates: declare each dependency this action updates (package, from, to, update_type), or, to refresh a whole lock file, one `lock_file_maintenance` update naming it; Quartermaster publishes only changes it can check against what was declared",
         ));
     }
     if updates.len() > MAX_UPDATES {
@@ -130,7 +130,9 @@ fn unapplied(
     for (j, u) in view.updates.iter().enumerate() {
         match applied.get(u.package.as_str()) {
             Some(eco_name) => {
-                if let Some(eco) = mission.ecosystems.get(*eco_name)
+                // A lock refresh's `from` and `to` are labels, not versions.
+                if u.update_type != UpdateType::LockFileMaintenance
+                    && let Some(eco) = mission.ecosystems.get(*eco_name)
                     && let Err(why) = eco.versions.check(&u.to)
                 {
                     out.push(Finding::error(
@@ -143,10 +145,17 @@ fn unapplied(
             None => out.push(Finding::warning(
                 at.key("updates").index(j),
                 Code::UpdateUnused,
-                format!(
-                    "no command names `{}`; add its update command or drop the update",
-                    clip(&u.package)
-                ),
+                if u.update_type == UpdateType::LockFileMaintenance {
+                    format!(
+                        "no lock-maintenance command refreshes `{}`; add one (`cargo update`, `npm update`, ...) or drop the update",
+                        clip(&u.package)
+                    )
+                } else {
+                    format!(
+                        "no command names `{}`; add its update command or drop the update",
+                        clip(&u.package)
+                    )
+                },
             )),
         }
     }

@@ -45,4 +45,28 @@ fn the_demo_runs_end_to_end() {
         serde_json::json!({"done": 1, "failed": 1, "skipped": 1, "denied": 0})
     );
     assert_eq!(report["exit_code"], 1);
+    let pull: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out_dir.path().join("forge/pulls/1.json")).unwrap())
+            .unwrap();
+    let body = pull["body"].as_str().unwrap();
+    assert!(
+        body.contains(
+            "| [`greeting`](https://crates.io/crates/greeting/1.0.1) | `1.0.0` → `1.0.1` | patch |"
+        ),
+        "the PR states what Cargo.lock shows: {body}"
+    );
+    let lock = Command::new("git")
+        .arg("-C")
+        .arg(out_dir.path().join("remote.git"))
+        .args([
+            "show",
+            "quartermaster/cargo-patch-updates--greeting:Cargo.lock",
+        ])
+        .output()
+        .unwrap();
+    let lock = String::from_utf8_lossy(&lock.stdout);
+    assert!(
+        lock.contains("name = \"greeting\"\nversion = \"1.0.1\""),
+        "{lock}"
+    );
 }

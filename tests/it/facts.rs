@@ -160,10 +160,7 @@ fn npm_update_async_states_what_the_lock_did() {
         return;
     }
     let f = Fixture::new();
-    let registry = NpmRegistry::start("async");
-    registry.publish("3.2.5");
-    f.add_npm_app(&registry, &[("async", "^3.2.5")]);
-    registry.publish("3.2.6");
+    let registry = NpmRegistry::async_app(&f);
     let plan = npm_plan(vec![
         async_update("quartermaster/async-claimed", "3.2.4", "3.2.7"),
         async_update("quartermaster/async", "3.2.5", "3.2.6"),

@@ -20,6 +20,7 @@ mod github;
 mod gitlab;
 mod golden;
 mod jobs;
+mod lock_maintenance;
 mod mcp_python_client;
 mod mcp_stdio;
 mod named_plan;

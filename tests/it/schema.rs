@@ -165,4 +165,19 @@ fn schema_subcommand_prints_the_validators_schema() {
         "https://json-schema.org/draft/2020-12/schema"
     );
     assert_eq!(printed["properties"]["actions"]["maxItems"], 20);
+    let actions = printed["$defs"]["Action"]["oneOf"].as_array().unwrap();
+    for kind in ["create_mr", "update_mr"] {
+        let action = actions
+            .iter()
+            .find(|a| a["properties"]["type"]["const"] == kind)
+            .unwrap();
+        assert_eq!(action["properties"]["updates"]["minItems"], 1, "{kind}");
+        assert!(
+            action["required"]
+                .as_array()
+                .unwrap()
+                .contains(&json!("updates")),
+            "{kind}"
+        );
+    }
 }

@@ -9,6 +9,7 @@ fn command(package: Option<&str>) -> CommandMatch {
         argv: vec!["bump".into()],
         ecosystem: "npm".into(),
         package: package.map(String::from),
+        refreshes_lock: false,
         pattern: "bump".into(),
     }
 }

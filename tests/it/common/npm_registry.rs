@@ -27,6 +27,16 @@ pub struct NpmRegistry {
 }
 
 impl NpmRegistry {
+    /// An npm app in `f` whose lock has `async` 3.2.5 (`^3.2.5`) from a new stand-in, which then
+    /// releases 3.2.6.
+    pub fn async_app(f: &Fixture) -> Self {
+        let registry = Self::start("async");
+        registry.publish("3.2.5");
+        f.add_npm_app(&registry, &[("async", "^3.2.5")]);
+        registry.publish("3.2.6");
+        registry
+    }
+
     /// Serves the package `name` with no version yet.
     pub fn start(name: &str) -> Self {
         let server = Arc::new(tiny_http::Server::http("127.0.0.1:0").unwrap());
