@@ -437,10 +437,17 @@ fn fields_and_sources(eco: &EcosystemDiff, allowed: &HashSet<String>, findings: 
         if eco.base_origins.contains(&origin) || allowed.contains(&origin) {
             continue;
         }
-        let message = format!(
-            "`{}` {} now resolves from {origin} ({}) in {lock}, which the base lock file did not use and the configuration does not allow: the unit is denied; allow that host only if it is trusted",
-            copy.name, copy.version, copy.source
-        );
+        let message = if copy.source == Source::Unrecorded {
+            format!(
+                "`{}` {} has no recorded source in {lock}, where the base lock file recorded one (a setting such as npm's `omit-lockfile-registry-resolved` drops them): the unit is denied; keep the lock file's sources",
+                copy.name, copy.version
+            )
+        } else {
+            format!(
+                "`{}` {} now resolves from {origin} ({}) in {lock}, which the base lock file did not use and the configuration does not allow: the unit is denied; allow that host only if it is trusted",
+                copy.name, copy.version, copy.source
+            )
+        };
         findings.push(finding(Code::ChangeNewSource, e, Some(&copy.name), message));
     }
     for change in &eco.integrity {

@@ -336,3 +336,38 @@ fn go_get_states_what_go_mod_did() {
     let go_sum = f.show("quartermaster/go-lib", "go.sum");
     assert!(go_sum.contains("example.com/lib v1.0.1 h1:"), "{go_sum}");
 }
+
+/// The operator's npmrc drops `resolved` from lock files (`omit-lockfile-registry-resolved`), and
+/// the plan calls `npm update async` a major `3.2.5 → 4.0.0` although `^3.2.5` keeps it in 3.x.
+/// The unit is not published as a major: it is denied, naming where async ended and the sources
+/// the lock lost.
+#[test]
+fn a_major_npm_update_cannot_stay_within_range() {
+    if !tool_present(&["npm", "--version"]) {
+        return;
+    }
+    let f = Fixture::new();
+    let registry = NpmRegistry::async_app(&f);
+    registry.publish("4.0.0");
+    let npmrc = f.npmrc(&registry);
+    let operator =
+        std::fs::read_to_string(&npmrc).unwrap() + "omit-lockfile-registry-resolved=true\n";
+    std::fs::write(&npmrc, operator).unwrap();
+    let mut action = async_update("quartermaster/async-major", "3.2.5", "4.0.0");
+    action["updates"][0]["update_type"] = json!("major");
+    let tool_config = format!("npmrc={}", npmrc.display());
+    let run = f.run_with(
+        &npm_plan(vec![action]),
+        &[],
+        &[("QM_TOOL_CONFIG", &tool_config)],
+    );
+    assert_eq!(run.code, 1, "{}", run.said());
+    assert_eq!(run.status(0), "denied", "{}", run.said());
+    assert_eq!(
+        run.reason(0),
+        "[update.not_reached] `async` ended at 3.2.6 in package-lock.json, not at the declared 4.0.0 (it was 3.2.5): declare 3.2.6 as `to`, or use a command that reaches 4.0.0; [change.new_source] `async` 3.2.6 has no recorded source in package-lock.json, where the base lock file recorded one (a setting such as npm's `omit-lockfile-registry-resolved` drops them): the unit is denied; keep the lock file's sources; nothing was pushed"
+    );
+    assert_eq!(run.action(0)["updates"][0]["landed"], false);
+    assert!(f.pulls().is_empty());
+    assert!(!f.branches().contains_key("quartermaster/async-major"));
+}

@@ -144,7 +144,7 @@ fn dropped_resolved_urls_are_a_new_source() {
             .starts_with("`safe-stable-stringify` ended at 2.5.0 in package-lock.json")
     );
     assert!(messages(&v, Code::ChangeNewSource).contains(
-        &"`async` 3.2.6 now resolves from no recorded source (no recorded source) in package-lock.json, which the base lock file did not use and the configuration does not allow: the unit is denied; allow that host only if it is trusted"
+        &"`async` 3.2.6 has no recorded source in package-lock.json, where the base lock file recorded one (a setting such as npm's `omit-lockfile-registry-resolved` drops them): the unit is denied; keep the lock file's sources"
     ));
     // `async` moved though undeclared: a direct dependency outside the plan.
     assert_eq!(
