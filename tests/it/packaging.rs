@@ -165,3 +165,103 @@ fn inputs_reach_the_binary_through_variables_only() {
         ]
     );
 }
+
+/// `runner/action.yml`, the composite action that runs the release's binary on the runner, takes
+/// exactly the container action's inputs (same descriptions and defaults), hands them to the
+/// binary as the same variables, and gives the same outputs.
+#[test]
+fn the_runner_action_mirrors_the_container_action() {
+    let container = load("action.yml");
+    let runner = load("runner/action.yml");
+    assert_eq!(runner["runs"]["using"].as_str(), Some("composite"));
+    assert_eq!(keys(&runner["inputs"]), keys(&container["inputs"]));
+    for input in keys(&container["inputs"]) {
+        assert_eq!(
+            runner["inputs"][input.as_str()],
+            container["inputs"][input.as_str()],
+            "input {input} differs"
+        );
+    }
+    assert_eq!(keys(&runner["outputs"]), keys(&container["outputs"]));
+    for output in keys(&container["outputs"]) {
+        let spec = &runner["outputs"][output.as_str()];
+        assert_eq!(
+            spec["description"],
+            container["outputs"][output.as_str()]["description"]
+        );
+        assert_eq!(
+            spec["value"].as_str(),
+            Some(format!("${{{{ steps.run.outputs.{output} }}}}").as_str()),
+            "output {output} is not the run step's"
+        );
+    }
+    let steps = runner["runs"]["steps"].as_vec().unwrap();
+    let run = steps
+        .iter()
+        .find(|s| s["id"].as_str() == Some("run"))
+        .unwrap();
+    assert_eq!(run["run"].as_str(), Some("exec \"$QUARTERMASTER\" run"));
+    let mut env = run["env"].as_hash().unwrap().clone();
+    assert_eq!(
+        env.remove(&Yaml::String("QUARTERMASTER".into()))
+            .and_then(|v| v.as_str().map(str::to_string)),
+        Some("${{ steps.download.outputs.path }}".to_string())
+    );
+    assert_eq!(
+        &env,
+        container["runs"]["env"].as_hash().unwrap(),
+        "the run step's variables differ from action.yml's"
+    );
+}
+
+/// The composite action downloads the binary of its own release, as action.yml runs the image of
+/// its own release, and checks it against the checksum published beside it.
+#[test]
+fn the_runner_action_downloads_the_binary_of_its_release() {
+    let runner = load("runner/action.yml");
+    let download = &runner["runs"]["steps"][0];
+    assert_eq!(download["id"].as_str(), Some("download"));
+    assert_eq!(
+        download["env"]["VERSION"].as_str(),
+        Some(env!("CARGO_PKG_VERSION"))
+    );
+    let script = download["run"].as_str().unwrap();
+    assert!(
+        script.contains("sha256sum --check --quiet \"$ASSET.sha256\""),
+        "{script}"
+    );
+    let asset = download["env"]["ASSET"].as_str().unwrap();
+    let image_workflow = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/.github/workflows/image.yml"
+    ))
+    .unwrap();
+    assert!(
+        image_workflow.contains(&format!("sha256sum {asset} \\\n")),
+        "the image workflow does not publish {asset} with its checksum"
+    );
+}
+
+/// The GitLab component takes the action's inputs, but for what differs between the forges: the
+/// token comes from a named CI/CD variable, the report's path is fixed (an artifact), and the job's
+/// stage, name and image are the component's own.
+#[test]
+fn the_component_takes_the_actions_inputs() {
+    let action: Vec<String> = keys(&load("action.yml")["inputs"]);
+    let component: Vec<String> = keys(&component()[0]["spec"]["inputs"]);
+    let only_action: Vec<&str> = action
+        .iter()
+        .filter(|i| !component.contains(i))
+        .map(String::as_str)
+        .collect();
+    let only_component: Vec<&str> = component
+        .iter()
+        .filter(|i| !action.contains(i))
+        .map(String::as_str)
+        .collect();
+    assert_eq!(only_action, vec!["token", "report"]);
+    assert_eq!(
+        only_component,
+        vec!["token-variable", "stage", "job-name", "image"]
+    );
+}
