@@ -1,5 +1,7 @@
-//! The GitHub Action's metadata agrees with the binary: every input reaches Quartermaster as the
-//! `QM_*` variable of the same name, and the README documents each of them.
+//! The GitHub Actions' and the GitLab component's metadata agree with the binary and with each
+//! other: every input reaches Quartermaster as the `QM_*` variable of the same name, the container
+//! action, the runner action and the component take the same inputs, and the README documents
+//! each variable.
 
 use yaml_rust2::{Yaml, YamlLoader};
 
