@@ -12,6 +12,7 @@ mod containment;
 mod demo;
 mod docker_agent_examples;
 mod docs;
+mod ecosystems;
 mod engine;
 mod explain;
 mod facts;

@@ -293,23 +293,17 @@ fn gemfile_and_lock() {
 
 #[test]
 fn package_lock_v1_nested_tree() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("package.json"),
-        r#"{"dependencies": {"logform": "^2.7.0"}}"#,
-    )
-    .unwrap();
-    // lockfileVersion 1 as npm 6 wrote it, entries copied from the winston fixture.
-    let lock = r#"{"lockfileVersion": 1, "requires": true, "dependencies": {
-      "logform": {"version": "2.7.0", "resolved": "https://registry.npmjs.org/logform/-/logform-2.7.0.tgz",
-        "integrity": "sha512-TFYA4jnP7PVbmlBIfhlSe+WKxs9dklXMTEGcBCIvLhE/Tn3H6Gk1norupVW7m5Cnd4bLcr08AytbyV/xj7f/kQ==",
-        "requires": {"fecha": "^4.2.0"},
-        "dependencies": {"fecha": {"version": "4.2.0", "resolved": "https://registry.npmjs.org/fecha/-/fecha-4.2.0.tgz"}}}}}"#;
-    std::fs::write(dir.path().join("package-lock.json"), lock).unwrap();
+    // Written by npm 6: logform's fecha ^4.2.0 is nested under it, as the app pins fecha 2.3.3.
+    let dir = super::copy("npm/lockfile-v1");
     let s = read(dir.path(), ".", "npm").unwrap();
     let npm = eco(&s, Ecosystem::Npm);
+    assert_eq!(npm.lock_file.as_deref(), Some("package-lock.json"));
     assert!(package(npm, "logform", "2.7.0").direct);
-    assert_eq!(copies(npm, "fecha"), [("4.2.0".to_string(), false)]);
+    assert_eq!(
+        copies(npm, "fecha"),
+        [("2.3.3".to_string(), true), ("4.2.3".to_string(), false)]
+    );
+    assert!(!package(npm, "ms", "2.1.3").direct);
 }
 
 #[test]

@@ -6,6 +6,7 @@
 // Shared with benches/run.rs, which uses only part of it.
 #![allow(dead_code)]
 
+pub mod gem_source;
 pub mod git_http;
 pub mod github;
 pub mod gitlab;

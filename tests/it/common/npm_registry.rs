@@ -155,7 +155,23 @@ impl Fixture {
     /// Adds to the default branch an npm app (`app`, whose `npm test` requires each of
     /// `dependencies`) with its package-lock.json resolved against `registry` now.
     pub fn add_npm_app(&self, registry: &NpmRegistry, dependencies: &[(&str, &str)]) {
-        let work = self.clone_main("npm-app");
+        self.add_node_app(
+            registry,
+            dependencies,
+            &[&["npm", "install", "--package-lock-only"]],
+        );
+    }
+
+    /// Adds to the default branch a node app (`app`, whose `test` script requires each of
+    /// `dependencies`) with the lock file that `lock_commands` (package manager argvs, run in
+    /// turn) write against `registry` now.
+    pub fn add_node_app(
+        &self,
+        registry: &NpmRegistry,
+        dependencies: &[(&str, &str)],
+        lock_commands: &[&[&str]],
+    ) {
+        let work = self.clone_main("node-app");
         let deps: Map<String, Value> = dependencies
             .iter()
             .map(|(name, range)| (name.to_string(), json!(range)))
@@ -171,27 +187,43 @@ impl Fixture {
         .unwrap();
         let requires: String = dependencies
             .iter()
-            .map(|(name, _)| format!("require(\"{name}\");\n"))
+            .map(|(name, _)| {
+                format!("console.log(\"{name}\", require(\"{name}/package.json\").version);\n")
+            })
             .collect();
         std::fs::write(work.join("test.js"), requires).unwrap();
         let ignore = std::fs::read_to_string(work.join(".gitignore")).unwrap_or_default();
         std::fs::write(work.join(".gitignore"), ignore + "node_modules/\n").unwrap();
-        self.npm(&work, registry, &["install", "--package-lock-only"]);
+        for argv in lock_commands {
+            self.node_tool(&work, registry, argv);
+        }
         sh(
             &work,
-            "git add . && git commit -qm 'npm app' && git push -q origin main",
+            "git add . && git commit -qm 'node app' && git push -q origin main",
         );
     }
 
-    /// Runs npm in `dir` against `registry` alone, with a cache of the fixture's own.
-    fn npm(&self, dir: &Path, registry: &NpmRegistry, args: &[&str]) {
+    /// Runs a package manager's `argv` in `dir` against `registry` alone: a HOME of the
+    /// fixture's own holds the npmrc every one of them reads, and their caches.
+    pub fn node_tool(&self, dir: &Path, registry: &NpmRegistry, argv: &[&str]) {
+        let home = self.root.path().join("node-home");
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::copy(self.npmrc(registry), home.join(".npmrc")).unwrap();
         succeed(
-            std::process::Command::new("npm")
-                .args(args)
+            std::process::Command::new(argv[0])
+                .args(&argv[1..])
                 .current_dir(dir)
-                .env("npm_config_userconfig", self.npmrc(registry))
-                .env("npm_config_cache", self.root.path().join("npm-cache"))
-                .env("npm_config_ignore_scripts", "true"),
+                .env("HOME", &home)
+                .env("XDG_CONFIG_HOME", home.join(".config"))
+                .env("XDG_CACHE_HOME", home.join(".cache"))
+                .env("XDG_DATA_HOME", home.join(".local/share"))
+                .env("XDG_STATE_HOME", home.join(".local/state"))
+                .env("npm_config_userconfig", home.join(".npmrc"))
+                .env("npm_config_cache", home.join(".cache/npm"))
+                .env("npm_config_ignore_scripts", "true")
+                .env("YARN_CACHE_FOLDER", home.join(".cache/yarn"))
+                .env("YARN_IGNORE_SCRIPTS", "true")
+                .env("BUN_INSTALL_CACHE_DIR", home.join(".cache/bun")),
         );
     }
 }
