@@ -203,6 +203,10 @@ fn npm_update_async_states_what_the_lock_did() {
     let message = sh(&f.remote, "git log -1 --format=%B quartermaster/async");
     assert!(message.contains("- async: 3.2.5 -> 3.2.6"), "{message}");
     assert!(!message.contains("3.2.7"), "{message}");
+    assert_eq!(
+        sh(&f.remote, "git diff --name-only main quartermaster/async"),
+        "package-lock.json"
+    );
     let lock = f.show("quartermaster/async", "package-lock.json");
     let resolved = format!("\"resolved\": \"{}async/-/async-3.2.6.tgz\"", registry.url);
     assert!(lock.contains(&resolved), "{lock}");
