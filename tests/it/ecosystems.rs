@@ -150,6 +150,86 @@ fn yarn_upgrade_states_what_yarn_lock_did() {
     assert!(!lock.contains("3.2.5"), "{lock}");
 }
 
+/// Where `.ci/run` installs yarn berry's release (npm's `@yarnpkg/cli-dist`), which a berry
+/// project commits rather than installs.
+const BERRY_RELEASE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/target/yarn-berry/node_modules/@yarnpkg/cli-dist/bin/yarn.js"
+);
+
+/// yarn berry, as a project runs it: its committed release named by `yarnPath`, started by the
+/// global yarn; the operator's .yarnrc.yml names the stand-in. Berry has no `yarn upgrade`: the
+/// mission's form fails there. `yarn add async@3.2.6` moves yarn.lock, the Plug'n'Play loader
+/// and the range in package.json, `yarn test` passes under Plug'n'Play, and the PR states what
+/// yarn.lock says.
+#[test]
+fn yarn_berry_add_states_what_yarn_lock_did() {
+    if !tool_present(&["yarn", "--version"]) || !tool_present(&["node", BERRY_RELEASE, "--version"])
+    {
+        return;
+    }
+    let f = Fixture::new();
+    let registry = NpmRegistry::start("async");
+    registry.publish("3.2.5");
+    f.add_berry_app(&registry, BERRY_RELEASE.as_ref(), &[("async", "^3.2.5")]);
+    registry.publish("3.2.6");
+    let plan = node_plan(
+        "yarn",
+        "yarn.lock",
+        "yarn test",
+        vec![
+            async_update(
+                "quartermaster/async-upgrade",
+                "yarn upgrade async@3.2.6",
+                "3.2.5",
+                "3.2.6",
+                "yarn test",
+            ),
+            async_update(
+                "quartermaster/async",
+                "yarn add async@3.2.6",
+                "3.2.5",
+                "3.2.6",
+                "yarn test",
+            ),
+        ],
+    );
+    let config = format!(
+        "npmrc={},yarnrc-yml={}",
+        f.npmrc(&registry).display(),
+        f.yarnrc_yml(&registry).display()
+    );
+    let run = f.run_with(&plan, &[], &[("QM_TOOL_CONFIG", &config)]);
+    assert_eq!(run.code, 1, "{}", run.said());
+    assert_eq!(run.status(0), "failed");
+    assert_eq!(
+        run.reason(0),
+        "`yarn upgrade async@3.2.6` failed: exit code 1"
+    );
+    assert!(
+        run.said()
+            .contains("Couldn't find a script named \"upgrade\""),
+        "{}",
+        run.said()
+    );
+    assert_landed(
+        &f,
+        &run,
+        1,
+        ("async", "3.2.5", "3.2.6"),
+        ".pnp.cjs\npackage.json\nyarn.lock",
+    );
+    let lock = f.show("quartermaster/async", "yarn.lock");
+    assert!(lock.contains("\n__metadata:\n"), "{lock}");
+    assert!(
+        lock.contains(
+            "\"async@npm:3.2.6\":\n  version: 3.2.6\n  resolution: \"async@npm:3.2.6\"\n"
+        ),
+        "{lock}"
+    );
+    assert!(!lock.contains("3.2.5"), "{lock}");
+}
+
 /// `manager update async` (pnpm or bun) run twice from a lock at async 3.2.5, once 3.2.6 is
 /// released and 3.2.7 never is: the plan claiming 3.2.7 fails naming where the lock ended, the
 /// true one lands and its test (`test`) passes.

@@ -172,28 +172,7 @@ impl Fixture {
         lock_commands: &[&[&str]],
     ) {
         let work = self.clone_main("node-app");
-        let deps: Map<String, Value> = dependencies
-            .iter()
-            .map(|(name, range)| (name.to_string(), json!(range)))
-            .collect();
-        let manifest = json!({
-            "name": "app", "version": "1.0.0", "private": true,
-            "dependencies": deps, "scripts": {"test": "node test.js"},
-        });
-        std::fs::write(
-            work.join("package.json"),
-            serde_json::to_string_pretty(&manifest).unwrap() + "\n",
-        )
-        .unwrap();
-        let requires: String = dependencies
-            .iter()
-            .map(|(name, _)| {
-                format!("console.log(\"{name}\", require(\"{name}/package.json\").version);\n")
-            })
-            .collect();
-        std::fs::write(work.join("test.js"), requires).unwrap();
-        let ignore = std::fs::read_to_string(work.join(".gitignore")).unwrap_or_default();
-        std::fs::write(work.join(".gitignore"), ignore + "node_modules/\n").unwrap();
+        write_node_app(&work, dependencies);
         for argv in lock_commands {
             self.node_tool(&work, registry, argv);
         }
@@ -203,12 +182,56 @@ impl Fixture {
         );
     }
 
+    /// [`Fixture::add_node_app`] for yarn berry: the project commits `release` (a yarn 2+
+    /// `yarn.js`) and names it as `yarnPath`, so that the global yarn runs it, as berry projects
+    /// do; `yarn install` writes yarn.lock and the Plug'n'Play loader.
+    pub fn add_berry_app(
+        &self,
+        registry: &NpmRegistry,
+        release: &Path,
+        dependencies: &[(&str, &str)],
+    ) {
+        let work = self.clone_main("node-app");
+        write_node_app(&work, dependencies);
+        std::fs::create_dir_all(work.join(".yarn/releases")).unwrap();
+        std::fs::copy(release, work.join(".yarn/releases/yarn-berry.cjs")).unwrap();
+        std::fs::write(
+            work.join(".yarnrc.yml"),
+            "yarnPath: .yarn/releases/yarn-berry.cjs\n",
+        )
+        .unwrap();
+        let ignore = std::fs::read_to_string(work.join(".gitignore")).unwrap();
+        std::fs::write(work.join(".gitignore"), ignore + ".yarn/install-state.gz\n").unwrap();
+        self.node_tool(&work, registry, &["yarn", "install"]);
+        sh(
+            &work,
+            "git add . && git commit -qm 'yarn berry app' && git push -q origin main",
+        );
+    }
+
+    /// The operator's yarn berry configuration for `registry`, for
+    /// `QM_TOOL_CONFIG=yarnrc-yml=...`: berry reads no npmrc. The stand-in serves plain HTTP and
+    /// its releases are new, which berry refuses by default (`npmMinimalAgeGate`, one day).
+    pub fn yarnrc_yml(&self, registry: &NpmRegistry) -> PathBuf {
+        let path = self.root.path().join("yarnrc.yml");
+        let server = registry.url.trim_end_matches('/');
+        std::fs::write(
+            &path,
+            format!(
+                "npmRegistryServer: \"{server}\"\nunsafeHttpWhitelist:\n  - \"127.0.0.1\"\nnpmMinimalAgeGate: 0\n"
+            ),
+        )
+        .unwrap();
+        path
+    }
+
     /// Runs a package manager's `argv` in `dir` against `registry` alone: a HOME of the
-    /// fixture's own holds the npmrc every one of them reads, and their caches.
+    /// fixture's own holds the npmrc (and berry's .yarnrc.yml) they read, and their caches.
     pub fn node_tool(&self, dir: &Path, registry: &NpmRegistry, argv: &[&str]) {
         let home = self.root.path().join("node-home");
         std::fs::create_dir_all(&home).unwrap();
         std::fs::copy(self.npmrc(registry), home.join(".npmrc")).unwrap();
+        std::fs::copy(self.yarnrc_yml(registry), home.join(".yarnrc.yml")).unwrap();
         succeed(
             std::process::Command::new(argv[0])
                 .args(&argv[1..])
@@ -226,4 +249,31 @@ impl Fixture {
                 .env("BUN_INSTALL_CACHE_DIR", home.join(".cache/bun")),
         );
     }
+}
+
+/// Writes a node app's package.json (`app`, depending on `dependencies`), a `test` script that
+/// loads each of them, and a .gitignore for node_modules.
+fn write_node_app(work: &Path, dependencies: &[(&str, &str)]) {
+    let deps: Map<String, Value> = dependencies
+        .iter()
+        .map(|(name, range)| (name.to_string(), json!(range)))
+        .collect();
+    let manifest = json!({
+        "name": "app", "version": "1.0.0", "private": true,
+        "dependencies": deps, "scripts": {"test": "node test.js"},
+    });
+    std::fs::write(
+        work.join("package.json"),
+        serde_json::to_string_pretty(&manifest).unwrap() + "\n",
+    )
+    .unwrap();
+    let requires: String = dependencies
+        .iter()
+        .map(|(name, _)| {
+            format!("console.log(\"{name}\", require(\"{name}/package.json\").version);\n")
+        })
+        .collect();
+    std::fs::write(work.join("test.js"), requires).unwrap();
+    let ignore = std::fs::read_to_string(work.join(".gitignore")).unwrap_or_default();
+    std::fs::write(work.join(".gitignore"), ignore + "node_modules/\n").unwrap();
 }
