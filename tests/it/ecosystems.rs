@@ -1,6 +1,7 @@
-//! yarn, pnpm, bun and bundler run for real in the sandbox against registry stand-ins on
-//! 127.0.0.1: the mission's command moves the lock, the project's test runner passes, and the
-//! PR, the commit and the report state what the lock file says.
+//! yarn (classic and berry), pnpm, bun, bundler, and npm with a shrinkwrap, run for real in the
+//! sandbox against registry stand-ins on 127.0.0.1: the mission's command moves the lock, the
+//! project's test runner passes, and the PR, the commit and the report state what the lock file
+//! says.
 
 use crate::common::gem_source::GemSource;
 use crate::common::npm_registry::NpmRegistry;
@@ -64,7 +65,7 @@ fn assert_landed(f: &Fixture, run: &Run, i: usize, update: (&str, &str, &str), f
         .find_map(|line| line.strip_suffix(&row))
         .unwrap_or_else(|| panic!("no row `{row}`: {body}"));
     if cell.starts_with("| [") {
-        // A lock that names no registry (pnpm's) gets the package's public page.
+        // A lock that names no registry (pnpm's, berry's) gets the package's public page.
         let page = format!("| [`{package}`](https://www.npmjs.com/package/{package}/v/{to}) ");
         assert_eq!(cell, page, "{body}");
     } else {
@@ -141,6 +142,7 @@ fn yarn_upgrade_states_what_yarn_lock_did() {
         "package.json\nyarn.lock",
     );
     assert_eq!(f.pulls().len(), 1);
+    assert!(!f.branches().contains_key("quartermaster/async-unreleased"));
     let lock = f.show("quartermaster/async", "yarn.lock");
     let entry = format!(
         "async@3.2.6:\n  version \"3.2.6\"\n  resolved \"{}async/-/async-3.2.6.tgz",
@@ -219,6 +221,7 @@ fn yarn_berry_add_states_what_yarn_lock_did() {
         ("async", "3.2.5", "3.2.6"),
         ".pnp.cjs\npackage.json\nyarn.lock",
     );
+    assert!(!f.branches().contains_key("quartermaster/async-upgrade"));
     let lock = f.show("quartermaster/async", "yarn.lock");
     assert!(lock.contains("\n__metadata:\n"), "{lock}");
     assert!(
