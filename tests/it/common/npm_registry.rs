@@ -1,6 +1,7 @@
 //! An npm registry stand-in on loopback for tests: one package's packument and its tarballs over
-//! HTTP, built on the spot, so that npm resolves and installs with no network. Versions are
-//! published while it runs, as a release appears after a lock file was written.
+//! HTTP, built on the spot, so that npm, yarn, pnpm and bun resolve and install with no network
+//! (pnpm and bun ask for the abbreviated packument but take the full one). Versions are published
+//! while it runs, as a release appears after a lock file was written.
 
 use super::{Fixture, sh, succeed};
 use base64::Engine as _;
