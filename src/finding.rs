@@ -210,6 +210,8 @@ codes! {
     ChangeIntegrity => "change.integrity",
     /// The lock files or manifests could not be read to verify the change (run time).
     ChangeUnreadable => "change.unreadable",
+    /// A toolchain the repository declares differs from the one the commands get (run time).
+    ToolchainMismatch => "toolchain.mismatch",
 }
 
 impl fmt::Display for Code {

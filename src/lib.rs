@@ -30,5 +30,6 @@ pub mod run;
 pub mod sandbox;
 pub mod scale;
 pub mod schedule;
+pub mod toolchain;
 mod tree;
 pub mod validate;

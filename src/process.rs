@@ -7,7 +7,7 @@ use std::ffi::OsString;
 
 /// Environment variables children inherit. Everything else is dropped: tokens, CI metadata, and
 /// tool configuration an attacker could use (`GOFLAGS`, `npm_config_*`, `RUSTFLAGS`, ...). Operators
-/// add more with the extra-env input.
+/// add more with the extra-env input. `GOTOOLCHAIN` is set by [`crate::toolchain::env`].
 pub const INHERITED_ENV: &[&str] = &[
     "PATH",
     "HOME",
@@ -36,7 +36,6 @@ pub const INHERITED_ENV: &[&str] = &[
     "GOPATH",
     "GOCACHE",
     "GOMODCACHE",
-    "GOTOOLCHAIN",
     "CARGO_HOME",
     "RUSTUP_HOME",
     "JAVA_HOME",

@@ -217,6 +217,8 @@ fn guard_checkout(config: &RunConfig, progress: &Progress) -> Result<CredentialG
 }
 
 fn settings(config: &RunConfig, scratch: &std::path::Path) -> Settings {
+    let mut child_env = crate::process::child_env(std::env::vars_os(), &config.extra_env);
+    crate::toolchain::env::apply(&mut child_env, config.toolchain_install, &config.extra_env);
     Settings {
         dry_run: config.dry_run,
         min_confidence: config.min_confidence,
@@ -225,10 +227,11 @@ fn settings(config: &RunConfig, scratch: &std::path::Path) -> Settings {
         author: config.author.clone(),
         draft: config.draft,
         allow_mentions: config.allow_mentions,
-        child_env: crate::process::child_env(std::env::vars_os(), &config.extra_env),
+        child_env,
         secrets: secret_forms(config),
         registry_hosts: config.registry_hosts.clone(),
         scratch: scratch.to_path_buf(),
+        toolchain_policy: config.toolchain_policy,
     }
 }
 

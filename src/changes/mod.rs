@@ -16,7 +16,7 @@ mod npm;
 mod pnpm;
 mod pylock;
 mod python;
-mod read;
+pub(crate) mod read;
 mod ruby;
 mod rules;
 mod source;

@@ -152,6 +152,18 @@ pub struct Inputs {
     #[arg(long, value_name = "N")]
     #[serde(deserialize_with = "set")]
     pub jobs: Option<String>,
+    /// What a toolchain the repository declares (go.mod, .nvmrc, engines, packageManager,
+    /// rust-toolchain.toml, ...) that differs from the one commands get does: warn (record it in
+    /// the report and the PR) or fail (the unit fails before its commands run) [env:
+    /// QM_TOOLCHAIN_POLICY; default: warn].
+    #[arg(long, value_name = "POLICY")]
+    #[serde(deserialize_with = "set")]
+    pub toolchain_policy: Option<String>,
+    /// Let version managers that verify their downloads fetch the declared toolchain: Go
+    /// (GOTOOLCHAIN), rustup and corepack [env: QM_TOOLCHAIN_INSTALL].
+    #[arg(long, num_args = 0, default_missing_value = "true")]
+    #[serde(deserialize_with = "set")]
+    pub toolchain_install: Option<String>,
     /// Run only these actions, by index in the plan: a shard, as `quartermaster shards` cuts them
     /// [env: QM_ONLY, e.g. 0,3,5; default: every action].
     #[arg(long, value_name = "I,J,...")]
@@ -251,6 +263,8 @@ impl Inputs {
             forge_write_interval: self.forge_write_interval.or(fallback.forge_write_interval),
             forge_max_wait: self.forge_max_wait.or(fallback.forge_max_wait),
             jobs: self.jobs.or(fallback.jobs),
+            toolchain_policy: self.toolchain_policy.or(fallback.toolchain_policy),
+            toolchain_install: self.toolchain_install.or(fallback.toolchain_install),
             only: self.only.or(fallback.only),
             repository: self.repository.or(fallback.repository),
             token: self.token.or(fallback.token),

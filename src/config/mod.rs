@@ -68,6 +68,10 @@ pub struct RunConfig {
     pub token_is_default: bool,
     /// How many actions may run at once (each in its own sandbox slot).
     pub jobs: NonZeroUsize,
+    /// What a declared toolchain that differs from the one found does to a unit.
+    pub toolchain_policy: crate::toolchain::Policy,
+    /// Whether version managers may download the declared toolchain.
+    pub toolchain_install: bool,
     /// The actions this run is limited to (a shard), checked against the plan once it is read.
     pub only: Option<Only>,
     /// The repository to work on instead of the CI job's own (a fleet job's).
@@ -150,6 +154,17 @@ impl RunConfig {
                 DEFAULT_FORGE_MAX_WAIT,
             )?,
             jobs: jobs(inputs.jobs.as_deref())?,
+            toolchain_policy: inputs
+                .toolchain_policy
+                .as_deref()
+                .map_or(Ok(crate::toolchain::Policy::Warn), str::parse)
+                .map_err(|e: String| {
+                    ConfigError::with_hint(
+                        e,
+                        "warn records a mismatch in the report and the PR; fail stops the unit",
+                    )
+                })?,
+            toolchain_install: flag("QM_TOOLCHAIN_INSTALL", &inputs.toolchain_install)?,
             only: Only::parse(inputs.only.as_deref().unwrap_or(""))
                 .map_err(|e| ConfigError::with_hint(e.to_string(), e.hint()))?,
             repository: inputs.repository.clone(),

@@ -30,6 +30,7 @@ impl RunReport {
         }
         out.push_str(&self.actions_table());
         out.push_str(&self.updates_table());
+        out.push_str(&self.toolchain_mismatches());
         out.push_str(&self.failures());
         out
     }
@@ -101,6 +102,28 @@ impl RunReport {
             ));
         }
         out
+    }
+
+    /// Every declared toolchain that differs from the one the commands found.
+    fn toolchain_mismatches(&self) -> String {
+        let lines: Vec<String> = self
+            .actions
+            .iter()
+            .flat_map(|a| a.toolchains.iter().map(move |c| (a, c)))
+            .filter(|(_, c)| c.verdict == crate::toolchain::Verdict::Mismatch)
+            .map(|(a, c)| {
+                format!(
+                    "- #{} {}: {}\n",
+                    a.index,
+                    cell_code(&c.branch),
+                    cell(&c.describe())
+                )
+            })
+            .collect();
+        if lines.is_empty() {
+            return String::new();
+        }
+        format!("\n### Toolchain mismatches\n\n{}", lines.concat())
     }
 
     /// The end of the output of every command and test run that failed.

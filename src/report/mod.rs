@@ -255,6 +255,9 @@ pub struct ActionReport {
     pub changes: Vec<ChangeRecord>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub test: Option<TestReport>,
+    /// The toolchains each built branch's repository declares, and what its commands found.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub toolchains: Vec<crate::toolchain::Check>,
     /// When the action started, in milliseconds after the first action did (absent: at once).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub started_ms: u64,
@@ -280,6 +283,7 @@ impl ActionReport {
             commands: Vec::new(),
             changes: Vec::new(),
             test: None,
+            toolchains: Vec::new(),
             started_ms: 0,
             duration_ms: 0,
         }

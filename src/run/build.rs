@@ -62,6 +62,7 @@ impl Worker<'_> {
         check_project(unit, test, &dir, working_dir)?;
         self.progress
             .step(&format!("{}: workspace at {}", unit.branch, short(base)));
+        self.check_toolchains(&cell, unit, (workspace.root(), &dir), report)?;
         let before = self.snapshot(unit, workspace, &dir)?;
         if let Some(why) = self.run_commands(&cell, unit, &dir, report)? {
             return Ok(Built::CommandFailed(why));
@@ -255,7 +256,7 @@ impl Worker<'_> {
 
 /// A sandbox that could not run a command, or a command that reached for what the sandbox
 /// protects, stops the unit: nothing it touched is published.
-fn sandbox_stop(e: SandboxError) -> Stop {
+pub(super) fn sandbox_stop(e: SandboxError) -> Stop {
     match e {
         SandboxError::FileCommandChanged { .. }
         | SandboxError::SeedChanged { .. }

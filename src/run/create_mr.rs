@@ -131,6 +131,12 @@ impl<'a> Worker<'a> {
             ));
         }
         let title = markdown::one_line(&unit.title_from(&facts), self.settings.allow_mentions);
+        let toolchains: Vec<_> = report
+            .toolchains
+            .iter()
+            .filter(|c| c.branch == unit.branch)
+            .cloned()
+            .collect();
         let body = PrBody {
             description: &a.description,
             facts: &facts,
@@ -138,6 +144,7 @@ impl<'a> Worker<'a> {
             working_dir: dir,
             branch: &unit.branch,
             allow_mentions: self.settings.allow_mentions,
+            toolchains: &toolchains,
         }
         .render();
         let body = digest::mark(&body, &digest::marker(&job.build, base));

@@ -29,6 +29,7 @@ mod pull_requests;
 mod reuse;
 mod stop;
 mod text;
+mod toolchains;
 mod turn;
 mod unit;
 mod update_mr;
@@ -69,6 +70,8 @@ pub struct Settings {
     /// Quartermaster's private directory (the mirror, workspaces' git directories), which the
     /// sandbox keeps out of the commands' reach.
     pub scratch: PathBuf,
+    /// What a declared toolchain that differs from the one found does to a unit.
+    pub toolchain_policy: crate::toolchain::Policy,
 }
 
 /// Runs a validated plan: its actions on `jobs` workers, two actions holding a common lock key

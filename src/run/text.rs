@@ -5,6 +5,7 @@ use super::unit::Unit;
 use crate::changes::{ChangeFact, UpdateFact, Verdict};
 use crate::markdown::{self, MAX_POSTED_BODY, cell_code, code};
 use crate::plan::{Action, Skip, UpdateType};
+use crate::toolchain::{Check, Verdict as ToolchainVerdict};
 
 /// What a PR says: the agent's description (neutralised and capped), then the facts as the lock
 /// files show them: a table of the declared updates, the transitive changes folded away, the test
@@ -16,6 +17,8 @@ pub struct PrBody<'a> {
     pub working_dir: Option<&'a str>,
     pub branch: &'a str,
     pub allow_mentions: bool,
+    /// The toolchains the repository declares, as checked for this branch's build.
+    pub toolchains: &'a [Check],
 }
 
 impl PrBody<'_> {
@@ -32,6 +35,7 @@ impl PrBody<'_> {
             ));
         }
         tail.push_str(&transitive(&self.facts.transitive));
+        tail.push_str(&toolchains(self.toolchains));
         tail.push_str(&format!(
             "\nTests passed: {}{}.\n\n---\n<sub>Opened by Quartermaster from an agent's plan; versions are read from the lock files. A commit by anyone else on this branch stops Quartermaster from updating it.</sub>\n{}",
             code(self.test_command),
@@ -105,6 +109,33 @@ fn change_cell(c: &ChangeFact) -> String {
         (Some(f), None) => format!("removed {}", cell_code(f)),
         (None, None) => "changed".to_string(),
     }
+}
+
+/// The declared toolchains and the versions the commands ran with.
+fn toolchains(checks: &[Check]) -> String {
+    if checks.is_empty() {
+        return String::new();
+    }
+    let mut out =
+        "\n**Toolchains**\n\n| Tool | Declared in | Declared | Found | |\n|---|---|---|---|---|\n"
+            .to_string();
+    for c in checks {
+        let verdict = match c.verdict {
+            ToolchainVerdict::Match => "match",
+            ToolchainVerdict::Mismatch => "⚠️ mismatch",
+            ToolchainVerdict::Unchecked => "unchecked",
+        };
+        out.push_str(&format!(
+            "| {} | {} | {} | {} | {verdict} |\n",
+            c.tool,
+            cell_code(&c.file),
+            cell_code(&c.declared),
+            c.found
+                .as_deref()
+                .map_or("not found".to_string(), cell_code),
+        ));
+    }
+    out
 }
 
 /// Transitive rows listed at most; a lock-file refresh can change hundreds.

@@ -144,6 +144,12 @@ impl<'a> Worker<'a> {
             )));
         }
         // Without a new description the PR keeps its body, with the new build recorded.
+        let toolchains: Vec<_> = report
+            .toolchains
+            .iter()
+            .filter(|c| c.branch == a.branch)
+            .cloned()
+            .collect();
         let body = match a.description.as_deref() {
             Some(description) => PrBody {
                 description,
@@ -152,6 +158,7 @@ impl<'a> Worker<'a> {
                 working_dir: a.working_dir.as_deref(),
                 branch: &a.branch,
                 allow_mentions: self.settings.allow_mentions,
+                toolchains: &toolchains,
             }
             .render(),
             None => pr.body.clone(),

@@ -77,6 +77,7 @@ fn settings(scratch: &Path) -> Settings {
         secrets: vec![],
         registry_hosts: vec![],
         scratch: scratch.to_path_buf(),
+        toolchain_policy: Default::default(),
     }
 }
 

@@ -33,3 +33,4 @@ mod scale_ci;
 mod schema;
 mod shards;
 mod text;
+mod toolchain;

@@ -47,6 +47,7 @@ fn body(facts: &Verdict, description: &str) -> String {
         working_dir: Some("web"),
         branch: "quartermaster/x",
         allow_mentions: false,
+        toolchains: &[],
     }
     .render()
 }
@@ -131,4 +132,53 @@ fn bot_label_comes_first_once() {
         with_bot_label(&["deps".into(), "quartermaster".into()], "quartermaster"),
         vec!["quartermaster", "deps"]
     );
+}
+
+#[test]
+fn a_pr_body_lists_the_declared_toolchains() {
+    use crate::toolchain::{Check, Declared, Rule, Tool};
+    let declared = |tool, file: &str, value: &str, rule| Declared {
+        tool,
+        file: file.into(),
+        value: value.into(),
+        rule,
+    };
+    let checks = [
+        Check::new(
+            "quartermaster/x",
+            &declared(Tool::Node, ".nvmrc", "lts/*", Rule::Prefix),
+            Some("20.11.1"),
+        ),
+        Check::new(
+            "quartermaster/x",
+            &declared(Tool::Pnpm, "package.json", "9.15.0", Rule::Exact),
+            None,
+        ),
+        Check::new(
+            "quartermaster/x",
+            &declared(Tool::Node, "package.json", ">=18 || <2", Rule::Range),
+            Some("20.11.1"),
+        ),
+    ];
+    let facts = Verdict::default();
+    let text = PrBody {
+        description: "Bump.",
+        facts: &facts,
+        test_command: "npm test",
+        working_dir: None,
+        branch: "quartermaster/x",
+        allow_mentions: false,
+        toolchains: &checks,
+    }
+    .render();
+    assert!(
+        text.contains(
+            "**Toolchains**\n\n| Tool | Declared in | Declared | Found | |\n|---|---|---|---|---|\n\
+             | node | `.nvmrc` | `lts/*` | `20.11.1` | unchecked |\n\
+             | pnpm | `package.json` | `9.15.0` | not found | ⚠️ mismatch |\n\
+             | node | `package.json` | `>=18 \\|\\| <2` | `20.11.1` | match |\n"
+        ),
+        "{text}"
+    );
+    assert!(!body(&facts, "Bump.").contains("Toolchains"));
 }

@@ -1,0 +1,92 @@
+//! The toolchains a unit's repository declares, checked before its commands run: each tool is
+//! asked its version in the unit's own cell (same environment, same directory), so the answer is
+//! what the commands will get. Recorded for the report and the PR; with `--toolchain-policy fail`
+//! a mismatch fails the unit before anything runs.
+
+use super::Worker;
+use super::build::sandbox_stop;
+use super::stop::Stop;
+use super::unit::Unit;
+use crate::finding::Code;
+use crate::report::ActionReport;
+use crate::sandbox::{Command, Unit as Cell};
+use crate::toolchain::{self, Check, Policy, Tool, Verdict, machine};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+/// A tool that has not printed its version by then is taken as not found.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(30);
+
+impl Worker<'_> {
+    /// Checks the declared toolchains of `unit` in `dir` (the workspace at the base, `root` its
+    /// top) and records them in `report`.
+    pub(super) fn check_toolchains(
+        &self,
+        cell: &Cell<'_>,
+        unit: &Unit<'_>,
+        (root, dir): (&Path, &Path),
+        report: &mut ActionReport,
+    ) -> Result<(), Stop> {
+        let tools = toolchain::tools(unit.commands.iter().map(|m| m.ecosystem.as_str()));
+        if tools.is_empty() {
+            return Ok(());
+        }
+        let root = root
+            .canonicalize()
+            .map_err(|e| Stop::failed(format!("reading the workspace: {e}")))?;
+        let declared = toolchain::declared::read(&root, dir, &tools)
+            .map_err(|e| Stop::failed(format!("reading the declared toolchains: {e}")))?;
+        let mut found: BTreeMap<Tool, Option<String>> = BTreeMap::new();
+        let mut checks = Vec::with_capacity(declared.len());
+        for d in &declared {
+            let version = match found.get(&d.tool) {
+                Some(version) => version.clone(),
+                None => {
+                    let version = self.probe(cell, d.tool, dir)?;
+                    found.insert(d.tool, version.clone());
+                    version
+                }
+            };
+            checks.push(Check::new(&unit.branch, d, version.as_deref()));
+        }
+        let mismatches: Vec<String> = checks
+            .iter()
+            .filter(|c| c.verdict == Verdict::Mismatch)
+            .map(Check::describe)
+            .collect();
+        for m in &mismatches {
+            self.progress.step(&format!(
+                "toolchain mismatch [{}]: {m}",
+                Code::ToolchainMismatch
+            ));
+        }
+        report.toolchains.extend(checks);
+        if self.settings.toolchain_policy == Policy::Fail && !mismatches.is_empty() {
+            return Err(Stop::failed(format!(
+                "[{}] {}; no command ran",
+                Code::ToolchainMismatch,
+                mismatches.join("; ")
+            )));
+        }
+        Ok(())
+    }
+
+    /// The version `tool` reports in the cell; `None` when it cannot be run or says none.
+    fn probe(&self, cell: &Cell<'_>, tool: Tool, dir: &Path) -> Result<Option<String>, Stop> {
+        let outcome = cell
+            .run(&Command {
+                argv: &tool.probe(),
+                cwd: dir,
+                env: &self.settings.child_env,
+                timeout: PROBE_TIMEOUT,
+                secrets: &self.settings.secrets,
+            })
+            .map_err(sandbox_stop)?;
+        Ok(outcome
+            .exit
+            .success()
+            .then(|| machine::version_in(&outcome.output_tail))
+            .flatten())
+    }
+}

@@ -1,0 +1,268 @@
+//! Toolchain fidelity: the versions a repository declares are compared with what its commands
+//! get in the sandbox, recorded in the report and the PR, and with `--toolchain-policy fail` a
+//! mismatch fails the unit before anything runs. Nothing is downloaded by default.
+
+use crate::common::go_proxy::GoProxy;
+use crate::common::*;
+use serde_json::{Value, json};
+
+/// The rustup toolchain the tests run with, passed to the commands so that a
+/// rust-toolchain.toml naming another one is recorded rather than obeyed (rustup would look for
+/// it, and the commands could not run).
+fn active_toolchain() -> String {
+    std::env::var("RUSTUP_TOOLCHAIN").unwrap_or_else(|_| "stable".into())
+}
+
+/// The version the commands' rustc reports.
+fn machine_rustc() -> String {
+    let out = std::process::Command::new("rustc")
+        .arg("--version")
+        .env("RUSTUP_TOOLCHAIN", active_toolchain())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.split_whitespace().nth(1).unwrap().to_string()
+}
+
+/// Runs the greeting update on a repository whose rust-toolchain.toml names `channel`.
+fn run_rust(f: &Fixture, channel: &str, args: &[&str]) -> Run {
+    f.commit_file(
+        "main",
+        "rust-toolchain.toml",
+        &format!("[toolchain]\nchannel = \"{channel}\"\n"),
+    );
+    let mut args: Vec<&str> = args.to_vec();
+    args.extend(["--extra-env", "RUSTUP_TOOLCHAIN"]);
+    let toolchain = active_toolchain();
+    f.run_with(
+        &plan(vec![create_mr(
+            "quartermaster/cargo",
+            &[greeting()],
+            "batch",
+        )]),
+        &args,
+        &[("RUSTUP_TOOLCHAIN", &toolchain)],
+    )
+}
+
+fn check(tool: &str, file: &str, declared: &str, rule: &str, found: &str, verdict: &str) -> Value {
+    json!({
+        "branch": "quartermaster/cargo",
+        "tool": tool,
+        "file": file,
+        "declared": declared,
+        "rule": rule,
+        "found": found,
+        "verdict": verdict,
+    })
+}
+
+#[test]
+fn warn_records_a_mismatch_in_the_report_and_the_pr() {
+    let f = Fixture::new();
+    let found = machine_rustc();
+    let run = run_rust(&f, "1.70.0", &[]);
+    assert_eq!(run.code, 0, "{}", run.said());
+    assert_eq!(run.status(0), "done", "{}", run.said());
+    assert_eq!(
+        run.action(0)["toolchains"],
+        json!([check(
+            "rustc",
+            "rust-toolchain.toml",
+            "1.70.0",
+            "prefix",
+            &found,
+            "mismatch"
+        )])
+    );
+    let body = f.pulls()[0]["body"].as_str().unwrap().to_string();
+    assert!(
+        body.contains(&format!(
+            "**Toolchains**\n\n| Tool | Declared in | Declared | Found | |\n|---|---|---|---|---|\n| rustc | `rust-toolchain.toml` | `1.70.0` | `{found}` | ⚠️ mismatch |\n"
+        )),
+        "{body}"
+    );
+    assert!(
+        run.summary.contains(&format!(
+            "### Toolchain mismatches\n\n- #0 `quartermaster/cargo`: rustc: rust-toolchain.toml declares 1.70.0, found {found}\n"
+        )),
+        "{}",
+        run.summary
+    );
+}
+
+#[test]
+fn fail_stops_the_unit_before_its_commands() {
+    let f = Fixture::new();
+    let found = machine_rustc();
+    let run = run_rust(&f, "1.70.0", &["--toolchain-policy", "fail"]);
+    assert_eq!(run.code, 1, "{}", run.said());
+    assert_eq!(run.status(0), "failed");
+    assert_eq!(
+        run.reason(0),
+        format!(
+            "[toolchain.mismatch] rustc: rust-toolchain.toml declares 1.70.0, found {found}; no command ran"
+        )
+    );
+    assert_eq!(run.action(0)["commands"], json!([]));
+    assert!(f.pulls().is_empty());
+}
+
+#[test]
+fn a_matching_declaration_is_a_match() {
+    let f = Fixture::new();
+    let found = machine_rustc();
+    let run = run_rust(&f, &found, &["--toolchain-policy", "fail"]);
+    assert_eq!(run.status(0), "done", "{}", run.said());
+    assert_eq!(
+        run.action(0)["toolchains"],
+        json!([check(
+            "rustc",
+            "rust-toolchain.toml",
+            &found,
+            "prefix",
+            &found,
+            "match"
+        )])
+    );
+    assert!(
+        !run.summary.contains("Toolchain mismatches"),
+        "{}",
+        run.summary
+    );
+}
+
+#[test]
+fn a_bad_policy_is_refused() {
+    let f = Fixture::new();
+    let run = f.run(
+        &plan(vec![create_mr(
+            "quartermaster/cargo",
+            &[greeting()],
+            "batch",
+        )]),
+        &["--toolchain-policy", "strict"],
+    );
+    assert_eq!(run.code, 2, "{}", run.said());
+    assert!(
+        run.stderr
+            .contains("--toolchain-policy must be warn or fail, not `strict`"),
+        "{}",
+        run.said()
+    );
+}
+
+/// Without the opt-in, rustup does not fetch the toolchain rust-toolchain.toml names: rustc is
+/// not found there, and the commands fail rather than download.
+#[test]
+fn rustup_installs_nothing_by_default() {
+    if !tool_present(&["rustup", "--version"]) {
+        return;
+    }
+    let f = Fixture::new();
+    f.commit_file(
+        "main",
+        "rust-toolchain.toml",
+        "[toolchain]\nchannel = \"1.70.0\"\n",
+    );
+    let run = f.run(
+        &plan(vec![create_mr(
+            "quartermaster/cargo",
+            &[greeting()],
+            "batch",
+        )]),
+        &[],
+    );
+    assert_eq!(run.status(0), "failed", "{}", run.said());
+    let checks = &run.action(0)["toolchains"];
+    assert_eq!(checks[0]["found"], Value::Null, "{}", run.said());
+    assert_eq!(checks[0]["verdict"], "mismatch");
+    let tail = run.action(0)["commands"][0]["output_tail"]
+        .as_str()
+        .unwrap();
+    assert!(tail.contains("is not installed"), "{tail}");
+}
+
+/// go.mod asks for go 1.99 and toolchain go1.99.0: with the default GOTOOLCHAIN=local (whatever
+/// the operator's environment says) Go runs the installed toolchain, nothing is fetched, and the
+/// mismatch is recorded.
+#[test]
+fn go_fetches_no_toolchain_by_default() {
+    if !tool_present(&["go", "version"]) {
+        return;
+    }
+    let f = Fixture::new();
+    let proxy = GoProxy::new(&f, "example.com/lib");
+    proxy.publish("v1.0.0");
+    f.add_go_app(&proxy, "example.com/lib", "v1.0.0");
+    proxy.publish("v1.0.1");
+    let go_mod = f
+        .show("main", "go.mod")
+        .replace("go 1.19\n", "go 1.99\n\ntoolchain go1.99.0\n");
+    f.commit_file("main", "go.mod", &go_mod);
+    let machine = std::process::Command::new("go")
+        .arg("version")
+        .env("GOTOOLCHAIN", "local")
+        .output()
+        .unwrap();
+    let machine = String::from_utf8_lossy(&machine.stdout);
+    let machine = machine
+        .split_whitespace()
+        .nth(2)
+        .unwrap()
+        .trim_start_matches("go")
+        .to_string();
+    let mut action = create_mr(
+        "quartermaster/go-lib",
+        &[
+            json!({"package": "example.com/lib", "from": "v1.0.0", "to": "v1.0.1", "update_type": "patch"}),
+        ],
+        "batch",
+    );
+    action["commands"] = json!(["go get example.com/lib@v1.0.1"]);
+    action["test_command"] = json!("go test ./...");
+    let mut go_plan = plan(vec![action]);
+    go_plan["repo_context"]["ecosystems"] = json!(["go"]);
+    go_plan["repo_context"]["test_command"] = json!("go test ./...");
+    go_plan["repo_context"]["lock_files"] = json!(["go.sum"]);
+    let dir = proxy.dir.display().to_string();
+    let run = f.run_with(
+        &go_plan,
+        &[
+            "--extra-env",
+            "GOPROXY",
+            "--extra-env",
+            "GOSUMDB",
+            "--expose-dir",
+            &dir,
+        ],
+        &[
+            ("GOPROXY", &proxy.url),
+            ("GOSUMDB", "off"),
+            ("GOTOOLCHAIN", "auto"),
+        ],
+    );
+    let checks = &run.action(0)["toolchains"];
+    let row = |declared: &str, rule: &str| {
+        json!({
+            "branch": "quartermaster/go-lib",
+            "tool": "go",
+            "file": "go.mod",
+            "declared": declared,
+            "rule": rule,
+            "found": machine,
+            "verdict": "mismatch",
+        })
+    };
+    assert_eq!(
+        checks,
+        &json!([row("1.99", "minimum"), row("1.99.0", "exact")]),
+        "{}",
+        run.said()
+    );
+    assert!(
+        !run.said().contains("go: downloading go1.99.0"),
+        "{}",
+        run.said()
+    );
+}
