@@ -158,9 +158,9 @@ impl RunConfig {
                 .toolchain_policy
                 .as_deref()
                 .map_or(Ok(crate::toolchain::Policy::Warn), str::parse)
-                .map_err(|e: String| {
+                .map_err(|e: crate::toolchain::UnknownPolicy| {
                     ConfigError::with_hint(
-                        e,
+                        e.to_string(),
                         "warn records a mismatch in the report and the PR; fail stops the unit",
                     )
                 })?,

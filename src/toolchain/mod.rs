@@ -178,16 +178,19 @@ pub enum Policy {
     Fail,
 }
 
+/// A `--toolchain-policy` that is neither `warn` nor `fail`.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+#[error("--toolchain-policy must be warn or fail, not `{0}`")]
+pub struct UnknownPolicy(String);
+
 impl std::str::FromStr for Policy {
-    type Err = String;
+    type Err = UnknownPolicy;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s.trim() {
             "warn" => Ok(Policy::Warn),
             "fail" => Ok(Policy::Fail),
-            other => Err(format!(
-                "--toolchain-policy must be warn or fail, not `{other}`"
-            )),
+            other => Err(UnknownPolicy(other.to_string())),
         }
     }
 }
@@ -222,7 +225,7 @@ mod tests {
     fn the_policy_is_warn_or_fail() {
         assert_eq!("fail".parse::<Policy>(), Ok(Policy::Fail));
         assert_eq!(
-            "stop".parse::<Policy>().unwrap_err(),
+            "stop".parse::<Policy>().unwrap_err().to_string(),
             "--toolchain-policy must be warn or fail, not `stop`"
         );
     }
