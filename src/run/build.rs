@@ -16,9 +16,13 @@ use crate::report::{
     ActionReport, ChangeRecord, CommandRecord, ProcessRecord, TestReport, TestRun,
 };
 use crate::sandbox::{Command, Outcome, SandboxError, Unit as Cell, UnitSpec};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::OsString;
 use std::path::Path;
 use std::time::Instant;
+
+/// Where a unit's programs run: its cell, with the environment its toolchains call for.
+pub(super) type Exec<'c> = (&'c Cell<'c>, &'c BTreeMap<OsString, OsString>);
 
 /// One branch to build.
 pub struct Job<'j> {
@@ -62,9 +66,9 @@ impl Worker<'_> {
         check_project(unit, test, &dir, working_dir)?;
         self.progress
             .step(&format!("{}: workspace at {}", unit.branch, short(base)));
-        self.check_toolchains(&cell, unit, (workspace.root(), &dir), report)?;
+        let env = self.check_toolchains(&cell, unit, (workspace.root(), &dir), report)?;
         let before = self.snapshot(unit, workspace, &dir)?;
-        if let Some(why) = self.run_commands(&cell, unit, &dir, report)? {
+        if let Some(why) = self.run_commands((&cell, &env), unit, &dir, report)? {
             return Ok(Built::CommandFailed(why));
         }
         let lap = Instant::now();
@@ -105,7 +109,7 @@ impl Worker<'_> {
                 r.code, r.message
             ))
         })?;
-        match self.run_tests(&cell, unit, test, &dir, report)? {
+        match self.run_tests((&cell, &env), unit, test, &dir, report)? {
             None => Ok(Built::Ready(commit, Box::new(facts))),
             Some(why) => Ok(Built::TestsFailed(why)),
         }
@@ -135,12 +139,12 @@ impl Worker<'_> {
         Ok(true)
     }
 
-    /// Runs `argv` in the cell.
-    fn execute(&self, cell: &Cell<'_>, argv: &[String], dir: &Path) -> Result<Outcome, Stop> {
+    /// Runs `argv` in the cell, with the unit's environment.
+    fn execute(&self, (cell, env): Exec<'_>, argv: &[String], dir: &Path) -> Result<Outcome, Stop> {
         cell.run(&Command {
             argv,
             cwd: dir,
-            env: &self.settings.child_env,
+            env,
             timeout: self.settings.command_timeout,
             secrets: &self.settings.secrets,
         })
@@ -150,7 +154,7 @@ impl Worker<'_> {
     /// Runs the update commands in order; why the first that failed did.
     fn run_commands(
         &self,
-        cell: &Cell<'_>,
+        cell: Exec<'_>,
         unit: &Unit<'_>,
         dir: &Path,
         report: &mut ActionReport,
@@ -214,7 +218,7 @@ impl Worker<'_> {
     /// Runs the test command and records the run; why it failed, if it did.
     fn run_tests(
         &self,
-        cell: &Cell<'_>,
+        cell: Exec<'_>,
         unit: &Unit<'_>,
         test: &TestCommand,
         dir: &Path,

@@ -4,7 +4,7 @@
 //! a mismatch fails the unit before anything runs.
 
 use super::Worker;
-use super::build::sandbox_stop;
+use super::build::{Exec, sandbox_stop};
 use super::stop::Stop;
 use super::unit::Unit;
 use crate::finding::Code;
@@ -12,6 +12,7 @@ use crate::report::ActionReport;
 use crate::sandbox::{Command, Unit as Cell};
 use crate::toolchain::{self, Check, Policy, Tool, Verdict, machine};
 use std::collections::BTreeMap;
+use std::ffi::OsString;
 use std::path::Path;
 use std::time::Duration;
 
@@ -20,30 +21,34 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(30);
 
 impl Worker<'_> {
     /// Checks the declared toolchains of `unit` in `dir` (the workspace at the base, `root` its
-    /// top) and records them in `report`.
+    /// top) and records them in `report`; the environment the unit's programs run with.
     pub(super) fn check_toolchains(
         &self,
         cell: &Cell<'_>,
         unit: &Unit<'_>,
         (root, dir): (&Path, &Path),
         report: &mut ActionReport,
-    ) -> Result<(), Stop> {
+    ) -> Result<BTreeMap<OsString, OsString>, Stop> {
+        let mut env = self.settings.child_env.clone();
         let tools = toolchain::tools(unit.commands.iter().map(|m| m.ecosystem.as_str()));
         if tools.is_empty() {
-            return Ok(());
+            return Ok(env);
         }
         let root = root
             .canonicalize()
             .map_err(|e| Stop::failed(format!("reading the workspace: {e}")))?;
         let declared = toolchain::declared::read(&root, dir, &tools)
             .map_err(|e| Stop::failed(format!("reading the declared toolchains: {e}")))?;
+        if let Some(go) = toolchain::env::go_toolchain(&env, &declared) {
+            env.insert("GOTOOLCHAIN".into(), go.into());
+        }
         let mut found: BTreeMap<Tool, Option<String>> = BTreeMap::new();
         let mut checks = Vec::with_capacity(declared.len());
         for d in &declared {
             let version = match found.get(&d.tool) {
                 Some(version) => version.clone(),
                 None => {
-                    let version = self.probe(cell, d.tool, dir)?;
+                    let version = self.probe((cell, &env), d.tool, dir)?;
                     found.insert(d.tool, version.clone());
                     version
                 }
@@ -69,16 +74,16 @@ impl Worker<'_> {
                 mismatches.join("; ")
             )));
         }
-        Ok(())
+        Ok(env)
     }
 
     /// The version `tool` reports in the cell; `None` when it cannot be run or says none.
-    fn probe(&self, cell: &Cell<'_>, tool: Tool, dir: &Path) -> Result<Option<String>, Stop> {
+    fn probe(&self, (cell, env): Exec<'_>, tool: Tool, dir: &Path) -> Result<Option<String>, Stop> {
         let outcome = cell
             .run(&Command {
                 argv: &tool.probe(),
                 cwd: dir,
-                env: &self.settings.child_env,
+                env,
                 timeout: PROBE_TIMEOUT,
                 secrets: &self.settings.secrets,
             })

@@ -6,8 +6,15 @@
 //! against its checksum database, rustup checks its distribution's hashes, and corepack checks
 //! the hash `packageManager` carries when it carries one.
 
+use super::{Declared, Rule, Tool};
 use std::collections::BTreeMap;
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
+use std::sync::LazyLock;
+
+/// A Go version as `GOTOOLCHAIN` names one (`1.22.3`, `1.23rc1`), and nothing else.
+static GO_VERSION: LazyLock<regex::Regex> = LazyLock::new(|| {
+    regex::Regex::new(r"^\d+\.\d+(\.\d+)?((rc|beta)\d+)?$").expect("the pattern compiles")
+});
 
 /// The variables, for downloads allowed (`install`) or not.
 pub fn variables(install: bool) -> [(&'static str, &'static str); 4] {
@@ -39,9 +46,46 @@ pub fn apply(env: &mut BTreeMap<OsString, OsString>, install: bool, extra: &[Str
     }
 }
 
+/// With the opt-in (`GOTOOLCHAIN=local+auto`), the toolchain go.mod's `toolchain` line names is
+/// the one to run: `go1.22.3+auto` has Go fetch it (and a newer one only when go.mod requires
+/// it), as Dependabot does. `None` leaves the environment as it is.
+pub fn go_toolchain(env: &BTreeMap<OsString, OsString>, declared: &[Declared]) -> Option<String> {
+    let opted_in = env
+        .get(OsStr::new("GOTOOLCHAIN"))
+        .is_some_and(|v| v == "local+auto");
+    if !opted_in {
+        return None;
+    }
+    declared
+        .iter()
+        .find(|d| d.tool == Tool::Go && d.rule == Rule::Exact && GO_VERSION.is_match(&d.value))
+        .map(|d| format!("go{}+auto", d.value))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn with_the_opt_in_go_runs_the_toolchain_go_mod_names() {
+        let go = |value: &str, rule| Declared {
+            tool: Tool::Go,
+            file: "go.mod".into(),
+            value: value.into(),
+            rule,
+        };
+        let declared = [go("1.21", Rule::Minimum), go("1.22.3", Rule::Exact)];
+        let mut env = BTreeMap::new();
+        apply(&mut env, true, &[]);
+        assert_eq!(
+            go_toolchain(&env, &declared).as_deref(),
+            Some("go1.22.3+auto")
+        );
+        assert_eq!(go_toolchain(&env, &declared[..1]), None);
+        assert_eq!(go_toolchain(&env, &[go("1.22.3 -x", Rule::Exact)]), None);
+        apply(&mut env, false, &[]);
+        assert_eq!(go_toolchain(&env, &declared), None);
+    }
 
     fn value(env: &BTreeMap<OsString, OsString>, name: &str) -> String {
         env[&OsString::from(name)].to_string_lossy().into_owned()
