@@ -106,6 +106,7 @@ impl<'a> Worker<'a> {
                 mission: self.plan.mission(),
                 description: Some(&a.description),
                 labels: &a.labels,
+                toolchain_policy: self.settings.toolchain_policy,
             }
             .digest(),
         };

@@ -17,11 +17,14 @@ pub struct BuildInputs<'a> {
     pub mission: &'a str,
     pub description: Option<&'a str>,
     pub labels: &'a [String],
+    /// A unit built under `warn` is built anew under `fail`, and so checked.
+    pub toolchain_policy: crate::toolchain::Policy,
 }
 
 impl BuildInputs<'_> {
     /// The build's digest: Quartermaster's version, the mission, the updates, the argv of every
-    /// command and of the test, the working directory, the title, description and labels.
+    /// command and of the test, the working directory, the title, description and labels, and
+    /// the toolchain policy.
     pub fn digest(&self) -> String {
         let commands: Vec<(&str, &[String])> = self
             .unit
@@ -40,6 +43,7 @@ impl BuildInputs<'_> {
             "working_dir": self.working_dir,
             "description": self.description,
             "labels": self.labels,
+            "toolchain_policy": format!("{:?}", self.toolchain_policy),
         });
         let hash = Sha256::digest(canonical.to_string().as_bytes());
         let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();

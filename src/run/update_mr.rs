@@ -46,6 +46,7 @@ impl<'a> Worker<'a> {
                 mission: self.plan.mission(),
                 description: a.description.as_deref(),
                 labels: a.labels.as_deref().unwrap_or(&[]),
+                toolchain_policy: self.settings.toolchain_policy,
             }
             .digest(),
         };

@@ -24,13 +24,23 @@ fn machine_rustc() -> String {
     text.split_whitespace().nth(1).unwrap().to_string()
 }
 
-/// Runs the greeting update on a repository whose rust-toolchain.toml names `channel`.
-fn run_rust(f: &Fixture, channel: &str, args: &[&str]) -> Run {
+/// Declares `channel` in rust-toolchain.toml on the default branch.
+fn declare_rust(f: &Fixture, channel: &str) {
     f.commit_file(
         "main",
         "rust-toolchain.toml",
         &format!("[toolchain]\nchannel = \"{channel}\"\n"),
     );
+}
+
+/// Runs the greeting update on a repository whose rust-toolchain.toml names `channel`.
+fn run_rust(f: &Fixture, channel: &str, args: &[&str]) -> Run {
+    declare_rust(f, channel);
+    rerun_rust(f, args)
+}
+
+/// Runs the greeting update with the tests' rustup toolchain.
+fn rerun_rust(f: &Fixture, args: &[&str]) -> Run {
     let mut args: Vec<&str> = args.to_vec();
     args.extend(["--extra-env", "RUSTUP_TOOLCHAIN"]);
     let toolchain = active_toolchain();
@@ -106,6 +116,23 @@ fn fail_stops_the_unit_before_its_commands() {
     );
     assert_eq!(run.action(0)["commands"], json!([]));
     assert!(f.pulls().is_empty());
+}
+
+/// A branch built under `warn` is not reused under `fail`: it is checked, and fails.
+#[test]
+fn a_build_made_under_warn_is_checked_again_under_fail() {
+    let f = Fixture::new();
+    let run = run_rust(&f, "1.70.0", &[]);
+    assert_eq!(run.status(0), "done", "{}", run.said());
+    let run = rerun_rust(&f, &[]);
+    assert_eq!(run.reason(0), "PR #1 unchanged", "{}", run.said());
+    let run = rerun_rust(&f, &["--toolchain-policy", "fail"]);
+    assert_eq!(run.status(0), "failed", "{}", run.said());
+    assert!(
+        run.reason(0).starts_with("[toolchain.mismatch] rustc: "),
+        "{}",
+        run.said()
+    );
 }
 
 #[test]
