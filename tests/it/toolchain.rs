@@ -10,7 +10,20 @@ use serde_json::{Value, json};
 /// rust-toolchain.toml naming another one is recorded rather than obeyed (rustup would look for
 /// it, and the commands could not run).
 fn active_toolchain() -> String {
-    std::env::var("RUSTUP_TOOLCHAIN").unwrap_or_else(|_| "stable".into())
+    if let Ok(toolchain) = std::env::var("RUSTUP_TOOLCHAIN") {
+        return toolchain;
+    }
+    // Without rustup the variable is ignored, as rust-toolchain.toml is.
+    std::process::Command::new("rustup")
+        .args(["show", "active-toolchain"])
+        .current_dir(std::env::temp_dir())
+        .output()
+        .ok()
+        .and_then(|out| {
+            let text = String::from_utf8_lossy(&out.stdout);
+            text.split_whitespace().next().map(String::from)
+        })
+        .unwrap_or_else(|| "stable".into())
 }
 
 /// The version the commands' rustc reports.
