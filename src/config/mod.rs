@@ -154,16 +154,7 @@ impl RunConfig {
                 DEFAULT_FORGE_MAX_WAIT,
             )?,
             jobs: jobs(inputs.jobs.as_deref())?,
-            toolchain_policy: inputs
-                .toolchain_policy
-                .as_deref()
-                .map_or(Ok(crate::toolchain::Policy::Warn), str::parse)
-                .map_err(|e: crate::toolchain::UnknownPolicy| {
-                    ConfigError::with_hint(
-                        e.to_string(),
-                        "warn records a mismatch in the report and the PR; fail stops the unit",
-                    )
-                })?,
+            toolchain_policy: toolchain_policy(inputs.toolchain_policy.as_deref())?,
             toolchain_install: flag("QM_TOOLCHAIN_INSTALL", &inputs.toolchain_install)?,
             only: Only::parse(inputs.only.as_deref().unwrap_or(""))
                 .map_err(|e| ConfigError::with_hint(e.to_string(), e.hint()))?,
@@ -196,6 +187,18 @@ fn jobs(value: Option<&str>) -> Result<NonZeroUsize, ConfigError> {
                 "give how many actions may run at once, such as 4; 1 runs them one after another",
             )
         })
+}
+
+/// `--toolchain-policy`: given, else `warn`.
+fn toolchain_policy(value: Option<&str>) -> Result<crate::toolchain::Policy, ConfigError> {
+    value.map_or(Ok(crate::toolchain::Policy::Warn), |v| {
+        v.parse().map_err(|e: crate::toolchain::UnknownPolicy| {
+            ConfigError::with_hint(
+                e.to_string(),
+                "warn records a mismatch in the report and the PR; fail stops the unit",
+            )
+        })
+    })
 }
 
 /// A value parsed by its own type, whose error names the problem.

@@ -294,6 +294,15 @@ impl ActionReport {
         self.reason = reason.into();
     }
 
+    /// The toolchains checked for `branch`.
+    pub fn toolchains_of(&self, branch: &str) -> Vec<crate::toolchain::Check> {
+        self.toolchains
+            .iter()
+            .filter(|c| c.branch == branch)
+            .cloned()
+            .collect()
+    }
+
     /// Milliseconds spent in commands and tests, the part of the run that is not Quartermaster's.
     pub fn child_ms(&self) -> u64 {
         let commands: u64 = self.commands.iter().map(|c| c.process.duration_ms).sum();

@@ -132,12 +132,7 @@ impl<'a> Worker<'a> {
             ));
         }
         let title = markdown::one_line(&unit.title_from(&facts), self.settings.allow_mentions);
-        let toolchains: Vec<_> = report
-            .toolchains
-            .iter()
-            .filter(|c| c.branch == unit.branch)
-            .cloned()
-            .collect();
+        let toolchains = report.toolchains_of(&unit.branch);
         let body = PrBody {
             description: &a.description,
             facts: &facts,

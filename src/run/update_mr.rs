@@ -145,12 +145,7 @@ impl<'a> Worker<'a> {
             )));
         }
         // Without a new description the PR keeps its body, with the new build recorded.
-        let toolchains: Vec<_> = report
-            .toolchains
-            .iter()
-            .filter(|c| c.branch == a.branch)
-            .cloned()
-            .collect();
+        let toolchains = report.toolchains_of(&a.branch);
         let body = match a.description.as_deref() {
             Some(description) => PrBody {
                 description,
