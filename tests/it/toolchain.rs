@@ -3,6 +3,7 @@
 //! mismatch fails the unit before anything runs. Nothing is downloaded by default.
 
 use crate::common::go_proxy::GoProxy;
+use crate::common::npm_registry::NpmRegistry;
 use crate::common::*;
 use serde_json::{Value, json};
 
@@ -304,5 +305,86 @@ fn go_fetches_no_toolchain_by_default() {
         !run.said().contains("go: downloading go1.99.0"),
         "{}",
         run.said()
+    );
+}
+
+/// What `argv` prints, trimmed of a leading `v`.
+fn version_of(argv: &[&str]) -> String {
+    let out = std::process::Command::new(argv[0])
+        .args(&argv[1..])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.trim().trim_start_matches('v').to_string()
+}
+
+/// node and npm are asked in the sandbox: an alias in `.nvmrc` is unchecked, and under
+/// `--toolchain-policy fail` matching `engines` and `packageManager` let the update land.
+#[test]
+fn node_and_npm_declarations_are_checked_in_the_sandbox() {
+    if !tool_present(&["npm", "--version"]) {
+        return;
+    }
+    let (node, npm) = (
+        version_of(&["node", "--version"]),
+        version_of(&["npm", "--version"]),
+    );
+    let f = Fixture::new();
+    let registry = NpmRegistry::start("async");
+    registry.publish("3.2.5");
+    f.add_npm_app(&registry, &[("async", "^3.2.5")]);
+    registry.publish("3.2.6");
+    let mut manifest: Value = serde_json::from_str(&f.show("main", "package.json")).unwrap();
+    manifest["engines"] = json!({"node": ">=14 || ^12.22", "npm": ">=6"});
+    manifest["packageManager"] = json!(format!("npm@{npm}"));
+    f.commit_file(
+        "main",
+        "package.json",
+        &(serde_json::to_string_pretty(&manifest).unwrap() + "\n"),
+    );
+    f.commit_file("main", ".nvmrc", "lts/*\n");
+    let mut action = create_mr(
+        "quartermaster/async",
+        &[json!({"package": "async", "from": "3.2.5", "to": "3.2.6", "update_type": "patch"})],
+        "batch",
+    );
+    action["commands"] = json!(["npm update async"]);
+    action["test_command"] = json!("npm test");
+    let mut npm_plan = plan(vec![action]);
+    npm_plan["repo_context"]["ecosystems"] = json!(["npm"]);
+    npm_plan["repo_context"]["test_command"] = json!("npm test");
+    npm_plan["repo_context"]["lock_files"] = json!(["package-lock.json"]);
+    let npmrc = format!("npmrc={}", f.npmrc(&registry).display());
+    let run = f.run_with(
+        &npm_plan,
+        &["--toolchain-policy", "fail"],
+        &[("QM_TOOL_CONFIG", &npmrc)],
+    );
+    assert_eq!(run.status(0), "done", "{}", run.said());
+    let row = |tool: &str, file: &str, declared: &str, rule: &str, found: &str, verdict: &str| {
+        let mut row = json!({
+            "branch": "quartermaster/async", "tool": tool, "file": file, "declared": declared,
+            "rule": rule, "found": found, "verdict": verdict,
+        });
+        if verdict == "unchecked" {
+            row["note"] = json!("names no version number (an alias or a channel)");
+        }
+        row
+    };
+    assert_eq!(
+        run.action(0)["toolchains"],
+        json!([
+            row("node", ".nvmrc", "lts/*", "prefix", &node, "unchecked"),
+            row(
+                "node",
+                "package.json",
+                ">=14 || ^12.22",
+                "range",
+                &node,
+                "match"
+            ),
+            row("npm", "package.json", ">=6", "range", &npm, "match"),
+            row("npm", "package.json", &npm, "exact", &npm, "match"),
+        ])
     );
 }
