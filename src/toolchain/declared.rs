@@ -107,7 +107,11 @@ fn first_line(
         .map(|l| l.split('#').next().unwrap_or("").trim())
         .find(|l| !l.is_empty());
     Ok(line.map(|l| {
-        let value = l.strip_prefix("ruby-").unwrap_or(l);
+        // rbenv and chruby accept the interpreter's name before the version.
+        let value = match tool {
+            Tool::Ruby => l.strip_prefix("ruby-").unwrap_or(l),
+            _ => l,
+        };
         declared(tool, &file, value, Rule::Prefix)
     }))
 }
