@@ -2,6 +2,7 @@
 //! `lock_file_maintenance` update naming it, and only such an action may run a command that
 //! refreshes every package (`cargo update`). What the PR lists comes from the lock file.
 
+use crate::common::gem_source::GemSource;
 use crate::common::npm_registry::NpmRegistry;
 use crate::common::*;
 use serde_json::{Value, json};
@@ -161,5 +162,50 @@ fn npm_update_refreshes_package_lock_json() {
     assert_eq!(
         f.show("quartermaster/npm-lock", "package.json"),
         f.show("main", "package.json")
+    );
+}
+
+/// `bundle update` with no gem runs as `bundle lock --update`, against the gem source stand-in:
+/// Gemfile.lock moves lib within `~> 1.0`, and the Gemfile stays as it was.
+#[test]
+fn bundle_update_refreshes_gemfile_lock() {
+    if !tool_present(&["bundle", "--version"]) {
+        return;
+    }
+    let f = Fixture::new();
+    let source = GemSource::start(&f, "lib");
+    source.publish("1.0.0");
+    f.add_bundle_app(&source, "~> 1.0");
+    source.publish("1.0.1");
+    let mut action = create_mr(
+        "quartermaster/gems-lock",
+        &[refresh("Gemfile.lock")],
+        "batch",
+    );
+    action["commands"] = json!(["bundle update"]);
+    action["test_command"] = json!("make gems");
+    let mut plan = plan(vec![action]);
+    plan["repo_context"]["ecosystems"] = json!(["bundle"]);
+    plan["repo_context"]["test_command"] = json!("make gems");
+    plan["repo_context"]["lock_files"] = json!(["Gemfile.lock"]);
+    let run = f.run(&plan, &[]);
+    assert_eq!(run.code, 0, "{}", run.said());
+    let body = f.pulls()[0]["body"].as_str().unwrap().to_string();
+    assert!(
+        body.contains("| `Gemfile.lock` | refreshed | lock_file_maintenance |\n"),
+        "{body}"
+    );
+    assert!(
+        body.contains("`1.0.0` → `1.0.1` | lock_file_maintenance |"),
+        "{body}"
+    );
+    let before = f.show("main", "Gemfile.lock");
+    assert_eq!(
+        f.show("quartermaster/gems-lock", "Gemfile.lock"),
+        before.replace("    lib (1.0.0)", "    lib (1.0.1)")
+    );
+    assert_eq!(
+        f.show("quartermaster/gems-lock", "Gemfile"),
+        f.show("main", "Gemfile")
     );
 }
