@@ -11,7 +11,13 @@ pub fn describe(mission: &Mission) -> Value {
         .ecosystems
         .iter()
         .map(|(name, eco)| {
-            let commands: Vec<&str> = eco.commands.iter().map(|p| p.source()).collect();
+            let forms = |maintenance: bool| -> Vec<&str> {
+                eco.commands
+                    .iter()
+                    .filter(|c| c.maintenance == maintenance)
+                    .map(|c| c.source())
+                    .collect()
+            };
             let runs_as: Map<String, Value> = eco
                 .commands
                 .iter()
@@ -20,7 +26,8 @@ pub fn describe(mission: &Mission) -> Value {
             let entry = json!({
                 "package_names": package_grammar(eco.packages),
                 "versions": version_grammar(eco.versions),
-                "commands": commands,
+                "commands": forms(false),
+                "lock_refresh_commands": forms(true),
                 "runs_as": runs_as,
                 "files_it_may_change": mission.files.patterns(name),
             });
@@ -36,6 +43,7 @@ pub fn describe(mission: &Mission) -> Value {
             "rules": "A command must split (as shell words) into exactly the words of one pattern of a declared ecosystem: no prefix matching, no extra options, no shell syntax, no `NAME=value`, the program by its bare name. Nothing runs through a shell.",
             "<pkg>": "a package name valid in the ecosystem's grammar, declared in the action's `updates`",
             "<ver>": "a version valid in the ecosystem's grammar, equal to that update's `to`",
+            "lock_refresh_commands": "Per ecosystem, commands that refresh the whole lock file. Only an action declaring one update with update_type `lock_file_maintenance` whose package is that ecosystem's lock file (e.g. `Cargo.lock`) may run them; its `from` and `to` are labels such as dates.",
             "runs_as": "Per ecosystem, the commands Quartermaster executes in another form: the ecosystem's lock-only mode, which updates the lock file without installing packages. Write the form listed under `commands`; reports show it as written.",
         },
         "ecosystems": ecosystems,
@@ -120,8 +128,12 @@ mod tests {
             json!(["bundle update <pkg>", "bundle lock --update <pkg>"])
         );
         assert_eq!(
+            bundle["lock_refresh_commands"],
+            json!(["bundle update", "bundle lock --update"])
+        );
+        assert_eq!(
             bundle["runs_as"],
-            json!({"bundle update <pkg>": "bundle lock --update <pkg>"})
+            json!({"bundle update <pkg>": "bundle lock --update <pkg>", "bundle update": "bundle lock --update"})
         );
         assert_eq!(
             described["ecosystems"]["poetry"]["runs_as"]["poetry add <pkg>@<ver>"],

@@ -104,7 +104,7 @@ fn the_plan_cannot_write_the_runs_form_or_add_options_to_it() {
         (
             "bundle",
             "bundle lock --update",
-            Code::CommandNotAllowlisted,
+            Code::CommandNeedsLockMaintenance,
         ),
     ] {
         let r = deps
