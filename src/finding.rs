@@ -147,6 +147,10 @@ codes! {
     /// A lock-maintenance command (`cargo update`) in an action that declares no
     /// `lock_file_maintenance` update of that ecosystem's lock file.
     CommandNeedsLockMaintenance => "command.needs_lock_maintenance",
+    /// A file argument that is not a relative path to a file the command form names.
+    CommandInvalidFile => "command.invalid_file",
+    /// A command that installs into an environment and changes no file of the repository.
+    CommandChangesNoFile => "command.changes_no_file",
     /// The test command's program is not an allowed test runner.
     TestRunnerNotAllowed => "test_command.runner_not_allowed",
     /// The test command would run inline code (`python -c`, `node -e`, ...).

@@ -4,8 +4,10 @@
 //! not use is how a prompt-injected plan would get code from the registry run (install scripts,
 //! `setup.py`, binaries in `node_modules/.bin`), so a command that names a package of an ecosystem
 //! whose tool would add it (npm, yarn, pnpm, bun, pip, poetry) must name one the manifest in
-//! `working_dir` already declares. Go, cargo and bundler need no check: `go get` runs no code,
-//! `cargo update -p` and `bundle update` refuse packages the lock file does not hold.
+//! `working_dir` already declares. `uv add` must name a package pyproject.toml already declares
+//! (`uv lock --upgrade-package` adds nothing, so it may name any locked package). Cargo and
+//! bundler need no check: `cargo update -p` and `bundle update` refuse packages the lock file does
+//! not hold.
 //!
 //! Likewise `npm|yarn|pnpm|bun run <script>` only runs the project's own scripts: bun and yarn fall
 //! back to binaries and, for bun, to any program on PATH when no script has that name.
@@ -13,11 +15,20 @@
 use serde_json::Value;
 use std::path::Path;
 
-/// Ecosystems whose update commands could add a package the project does not declare.
-pub fn checks_declared(ecosystem: &str) -> bool {
-    matches!(
-        ecosystem,
-        "npm" | "yarn" | "pnpm" | "bun" | "pip" | "poetry" | "go"
+/// Whether an update command (`argv`, as it runs) of `ecosystem` could add a package the project
+/// does not declare.
+pub fn checks_declared(ecosystem: &str, argv: &[String]) -> bool {
+    match ecosystem {
+        "npm" | "yarn" | "pnpm" | "bun" | "pip" | "poetry" | "go" => true,
+        "uv" => argv.get(1).is_some_and(|w| w == "add"),
+        _ => false,
+    }
+}
+
+/// Where the check of [`declares_dependency`] looks, when it is narrower than "the manifests".
+pub fn declared_where(ecosystem: &str) -> Option<&'static str> {
+    (ecosystem == "uv").then_some(
+        "pyproject.toml's `[project] dependencies`, `[project.optional-dependencies]` or `[dependency-groups]`",
     )
 }
 
@@ -37,6 +48,13 @@ pub fn declares_dependency(ecosystem: &str, dir: &Path, package: &str) -> Result
             .any(|section| manifest.get(section).and_then(|d| d.get(package)).is_some()))
         }
         "pip" | "poetry" => python_declares(dir, package),
+        "uv" => {
+            let text = std::fs::read_to_string(dir.join("pyproject.toml"))
+                .map_err(|e| format!("cannot read pyproject.toml in the working directory: {e}"))?;
+            let mut names = Vec::new();
+            pep621_names(&text, &mut names)?;
+            Ok(names.contains(&normalise(package)))
+        }
         "go" => go_declares(dir, package),
         _ => Ok(true),
     }
@@ -121,35 +139,7 @@ fn python_declares(dir: &Path, package: &str) -> Result<bool, String> {
     }
     if let Ok(text) = std::fs::read_to_string(dir.join("pyproject.toml")) {
         read_any = true;
-        let doc = toml::Value::Table(
-            toml::from_str::<toml::Table>(&text)
-                .map_err(|e| format!("pyproject.toml is not valid TOML: {e}"))?,
-        );
-        let strings = |v: Option<&toml::Value>| -> Vec<String> {
-            v.and_then(toml::Value::as_array)
-                .map(|a| {
-                    a.iter()
-                        .filter_map(|x| x.as_str())
-                        .filter_map(requirement_name)
-                        .collect()
-                })
-                .unwrap_or_default()
-        };
-        let project = doc.get("project");
-        names.extend(strings(project.and_then(|p| p.get("dependencies"))));
-        if let Some(optional) = project
-            .and_then(|p| p.get("optional-dependencies"))
-            .and_then(toml::Value::as_table)
-        {
-            for group in optional.values() {
-                names.extend(strings(Some(group)));
-            }
-        }
-        if let Some(groups) = doc.get("dependency-groups").and_then(toml::Value::as_table) {
-            for group in groups.values() {
-                names.extend(strings(Some(group)));
-            }
-        }
+        let doc = pep621_names(&text, &mut names)?;
         let poetry = doc.get("tool").and_then(|t| t.get("poetry"));
         let mut tables: Vec<&toml::Value> = ["dependencies", "dev-dependencies"]
             .iter()
@@ -169,6 +159,41 @@ fn python_declares(dir: &Path, package: &str) -> Result<bool, String> {
         return Err("the working directory has no requirements*.txt or pyproject.toml".into());
     }
     Ok(names.contains(&wanted))
+}
+
+/// Adds the names pyproject.toml's standard tables declare (`[project] dependencies`,
+/// `[project.optional-dependencies]`, `[dependency-groups]`) to `names`; returns the document.
+fn pep621_names(text: &str, names: &mut Vec<String>) -> Result<toml::Value, String> {
+    let doc = toml::Value::Table(
+        toml::from_str::<toml::Table>(text)
+            .map_err(|e| format!("pyproject.toml is not valid TOML: {e}"))?,
+    );
+    let strings = |v: Option<&toml::Value>| -> Vec<String> {
+        v.and_then(toml::Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|x| x.as_str())
+                    .filter_map(requirement_name)
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let project = doc.get("project");
+    names.extend(strings(project.and_then(|p| p.get("dependencies"))));
+    if let Some(optional) = project
+        .and_then(|p| p.get("optional-dependencies"))
+        .and_then(toml::Value::as_table)
+    {
+        for group in optional.values() {
+            names.extend(strings(Some(group)));
+        }
+    }
+    if let Some(groups) = doc.get("dependency-groups").and_then(toml::Value::as_table) {
+        for group in groups.values() {
+            names.extend(strings(Some(group)));
+        }
+    }
+    Ok(doc)
 }
 
 #[cfg(test)]
@@ -235,6 +260,30 @@ mod tests {
             Ok(false)
         );
         assert!(declares_dependency("pip", tempfile::tempdir().unwrap().path(), "x").is_err());
+    }
+
+    #[test]
+    fn uv_add_needs_a_standard_pyproject_declaration() {
+        let argv = |words: &str| -> Vec<String> { words.split(' ').map(String::from).collect() };
+        assert!(checks_declared("uv", &argv("uv add --no-sync lib==1.0.1")));
+        assert!(!checks_declared(
+            "uv",
+            &argv("uv lock --upgrade-package lib==1.0.1")
+        ));
+        let d = dir_with(&[
+            (
+                "pyproject.toml",
+                "[project]\nname = \"app\"\ndependencies = [\"lib>=1\"]\n[dependency-groups]\ndev = [\"pytest\"]\n[tool.poetry.dependencies]\nlegacy = \"*\"\n",
+            ),
+            ("requirements.txt", "pinned==1.0\n"),
+        ]);
+        assert_eq!(declares_dependency("uv", d.path(), "lib"), Ok(true));
+        assert_eq!(declares_dependency("uv", d.path(), "pytest"), Ok(true));
+        // uv add writes to `[project]`: a name only poetry's table or a requirements file holds
+        // would be added there, new.
+        assert_eq!(declares_dependency("uv", d.path(), "legacy"), Ok(false));
+        assert_eq!(declares_dependency("uv", d.path(), "pinned"), Ok(false));
+        assert!(declares_dependency("uv", tempfile::tempdir().unwrap().path(), "x").is_err());
     }
 
     #[test]

@@ -62,6 +62,10 @@ pub const SAFE_DEFAULTS: &[(&str, &str)] = &[
     ("YARN_IGNORE_SCRIPTS", "true"),
     ("YARN_ENABLE_SCRIPTS", "false"),
     ("PIP_ONLY_BINARY", ":all:"),
+    // uv: wheels only (no sdist build backend runs), and never a Python interpreter downloaded
+    // into the unit; the operator's Python on PATH is the one used.
+    ("UV_NO_BUILD", "1"),
+    ("UV_PYTHON_DOWNLOADS", "never"),
     // Update commands only lock (`bundle lock --update`); the tests' `bundle exec` installs what
     // the lock names, after the commit.
     ("BUNDLE_AUTO_INSTALL", "true"),

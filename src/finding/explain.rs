@@ -247,6 +247,14 @@ explanations! {
         "The command refreshes every package of a lock file (`cargo update`, `npm update`), which only a lock-maintenance action may do.",
         "Declare one update `{\"package\": \"Cargo.lock\", \"from\": ..., \"to\": ..., \"update_type\": \"lock_file_maintenance\"}` naming the lock file, in an action of its own; or update named packages with `cargo update -p <pkg>`.",
     ),
+    CommandInvalidFile => (
+        "The file the command reads is not a relative path inside the working directory, or not of the kind its form names (`<file:requirements*.in>`).",
+        "Give the path of that file relative to the working directory, without `..`, e.g. `requirements.in`.",
+    ),
+    CommandChangesNoFile => (
+        "`pip install` installs into an environment: it changes no requirements or lock file, so the action can produce no PR.",
+        "Use `pip-compile --upgrade-package <pkg>==<ver>` (requirements.txt from requirements.in) or `uv lock --upgrade-package <pkg>==<ver>` (uv.lock).",
+    ),
     TestRunnerNotAllowed => (
         "The test command's program is not an allowed test runner.",
         "Use the repository's test runner among those describe_mission lists (go, npm, yarn, pnpm, bun, make, cargo, pytest, python, python3, ruby, bundle, mvn, gradle, dotnet).",

@@ -170,6 +170,19 @@ pub struct CommandMatch {
     pub pattern: String,
 }
 
+/// Why `pip install` can never make a PR: said when validating and when a unit changed nothing.
+pub const PIP_INSTALL_CHANGES_NO_FILE: &str = "pip install changes no file of the repository; use `pip-compile --upgrade-package <pkg>==<ver>` (requirements.txt) or `uv lock --upgrade-package <pkg>==<ver>` (uv.lock)";
+
+impl CommandMatch {
+    /// Why the command cannot change a file of the repository, when it cannot: `pip install`
+    /// installs into an environment, and a PR needs a changed requirements or lock file.
+    pub fn changes_no_file(&self) -> Option<&'static str> {
+        (self.argv.first().is_some_and(|p| p == "pip")
+            && self.argv.get(1).is_some_and(|w| w == "install"))
+        .then_some(PIP_INSTALL_CHANGES_NO_FILE)
+    }
+}
+
 struct Declared<'a> {
     ecosystem: &'a str,
     eco: &'a Ecosystem,

@@ -24,7 +24,7 @@ fn embedded_missions_load_and_cover_the_seed_tables() {
     assert_eq!(
         ecosystems,
         vec![
-            "bun", "bundle", "cargo", "go", "npm", "pip", "pnpm", "poetry", "yarn"
+            "bun", "bundle", "cargo", "go", "npm", "pip", "pnpm", "poetry", "uv", "yarn"
         ]
     );
     let runners: Vec<&str> = deps.test_runners().into_iter().collect();
@@ -125,6 +125,44 @@ fn a_maintenance_command_binds_the_lock_file_its_update_names() {
         .check_update_command("cargo update", &eco, &updates[..1])
         .unwrap_err();
     assert_eq!(refused.code, Code::CommandNeedsLockMaintenance);
+}
+
+#[test]
+fn python_lock_commands_match_and_refuse_with_reasons() {
+    let m = deps();
+    let eco = vec!["pip".to_string(), "uv".to_string()];
+    let updates = vec![upd("lib", "1.0.1")];
+    let check = |command: &str| m.check_update_command(command, &eco, &updates);
+    let compiled = check("pip-compile --upgrade-package lib==1.0.1 requirements.in").unwrap();
+    assert_eq!(compiled.ecosystem, "pip");
+    assert_eq!(compiled.changes_no_file(), None);
+    let added = check("uv add lib==1.0.1").unwrap();
+    assert_eq!(added.argv, vec!["uv", "add", "--no-sync", "lib==1.0.1"]);
+    let locked = check("uv lock --upgrade-package lib==1.0.1").unwrap();
+    assert_eq!(locked.package.as_deref(), Some("lib"));
+    let installed = check("pip install -U lib").unwrap();
+    assert_eq!(
+        installed.changes_no_file(),
+        Some(
+            "pip install changes no file of the repository; use `pip-compile --upgrade-package <pkg>==<ver>` (requirements.txt) or `uv lock --upgrade-package <pkg>==<ver>` (uv.lock)"
+        )
+    );
+    let refused =
+        check("pip-compile --upgrade-package lib==1.0.1 /etc/requirements.in").unwrap_err();
+    assert_eq!(
+        (refused.code, refused.message.as_str()),
+        (
+            Code::CommandInvalidFile,
+            "`/etc/requirements.in` is an absolute path; give a path relative to the working directory"
+        )
+    );
+    let refused = check("pip-compile --upgrade-package lib==1.0.1 requirements.txt").unwrap_err();
+    assert_eq!(
+        refused.message,
+        "`requirements.txt` is not a `requirements*.in` file; this command reads only such files"
+    );
+    let refused = check("uv lock --upgrade-package lib==1.0.0").unwrap_err();
+    assert_eq!(refused.code, Code::CommandVersionMismatch);
 }
 
 #[test]

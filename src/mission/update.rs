@@ -81,10 +81,10 @@ fn check_runs(form: &Pattern, runs: &Pattern) -> Result<(), RunsProblem> {
     let bound = form.update_placeholders();
     let used = runs.update_placeholders();
     if let Some(extra) = used.iter().find(|p| !bound.contains(p)) {
-        return Err(RunsProblem::Unbound(extra));
+        return Err(RunsProblem::Unbound(extra.clone()));
     }
     if let Some(dropped) = bound.iter().find(|p| !used.contains(p)) {
-        return Err(RunsProblem::Dropped(dropped));
+        return Err(RunsProblem::Dropped(dropped.clone()));
     }
     Ok(())
 }
@@ -120,11 +120,11 @@ pub enum RunsProblem {
     #[error(
         "uses `{0}`, which the form does not bind; `runs` may only use the form's placeholders"
     )]
-    Unbound(&'static str),
+    Unbound(String),
     #[error(
         "lacks `{0}`, which the form binds; `runs` must use every placeholder of the form, so that it updates exactly what the plan declared"
     )]
-    Dropped(&'static str),
+    Dropped(String),
 }
 
 /// An entry of an ecosystem's `commands` in `allowlist.json`: a pattern, or `{"form", "runs"}`.

@@ -9,6 +9,7 @@ use super::text::{commit_message, short};
 use super::unit::{Built, Unit};
 use super::verify::refusal;
 use super::{Worker, millis};
+use crate::changes::Snapshot;
 use crate::git::Workspace;
 use crate::markdown::code;
 use crate::mission::TestCommand;
@@ -36,6 +37,28 @@ pub struct Job<'j> {
 }
 
 impl Worker<'_> {
+    /// A unit whose commands changed no file: fine when every declared update was already there,
+    /// not when something (an `=` pin, a range) held one back, nor when no command could change a
+    /// file at all (`pip install`).
+    fn unchanged(
+        &self,
+        unit: &Unit<'_>,
+        before: &Snapshot,
+        workspace: &Workspace,
+        dir: &Path,
+    ) -> Result<Built, Stop> {
+        let whys: Option<Vec<&str>> = unit.commands.iter().map(|c| c.changes_no_file()).collect();
+        if let Some(why) = whys.and_then(|w| w.first().copied()) {
+            return Ok(Built::Unverified(Stop::failed(format!(
+                "no changes: {why}"
+            ))));
+        }
+        if let Some(stop) = refusal(&self.verify(unit, before, workspace, dir)?) {
+            return Ok(Built::Unverified(stop));
+        }
+        Ok(Built::NoChanges)
+    }
+
     /// Runs the unit's commands in the slot's workspace (at the base), commits, and runs the
     /// tests.
     pub(super) fn build(
@@ -75,13 +98,11 @@ impl Worker<'_> {
         let staged = workspace.stage()?;
         tracing::debug!(ms = millis(lap.elapsed()), "changes staged");
         let Some(staged) = staged else {
-            // Nothing changed: fine when every declared update was already there, not when
-            // something (an `=` pin, a range) held one back.
-            if let Some(stop) = refusal(&self.verify(unit, &before, workspace, &dir)?) {
-                return Ok(Built::Unverified(stop));
+            let built = self.unchanged(unit, &before, workspace, &dir)?;
+            if matches!(built, Built::NoChanges) {
+                self.progress.step("no changes");
             }
-            self.progress.step("no changes");
-            return Ok(Built::NoChanges);
+            return Ok(built);
         };
         self.check_files(unit, &staged.files)?;
         let facts = match self.verify(unit, &before, workspace, &dir) {

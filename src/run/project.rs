@@ -17,13 +17,16 @@ pub fn check_project(
     for matched in &unit.commands {
         if let Some(package) = &matched.package
             && !matched.refreshes_lock
-            && manifest::checks_declared(&matched.ecosystem)
+            && manifest::checks_declared(&matched.ecosystem, &matched.argv)
         {
             match manifest::declares_dependency(&matched.ecosystem, dir, package) {
                 Ok(true) => {}
                 Ok(false) => {
+                    let field = manifest::declared_where(&matched.ecosystem)
+                        .map(|w| format!(" ({w})"))
+                        .unwrap_or_default();
                     return Err(Stop::denied(format!(
-                        "`{package}` is not a dependency the project declares in {place}: Quartermaster updates dependencies, it does not add new ones"
+                        "`{package}` is not a dependency the project declares in {place}{field}: Quartermaster updates dependencies, it does not add new ones"
                     )));
                 }
                 Err(why) => {

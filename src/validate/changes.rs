@@ -94,7 +94,16 @@ fn commands(
     let mut all = true;
     for (k, command) in commands.iter().enumerate() {
         match mission.check_update_command(command, declared, updates) {
-            Ok(m) => matched.push(m),
+            Ok(m) => {
+                if let Some(why) = m.changes_no_file() {
+                    out.push(Finding::warning(
+                        at.key("commands").index(k),
+                        Code::CommandChangesNoFile,
+                        why,
+                    ));
+                }
+                matched.push(m);
+            }
             Err(r) => {
                 all = false;
                 out.push(Finding::error(

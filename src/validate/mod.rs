@@ -37,7 +37,7 @@ pub const MAX_TITLE_CHARS: usize = 255;
 const MAX_UPDATE_FIELD: usize = 214;
 /// Ecosystems a plan may mention even if the active mission has no commands for them.
 pub const KNOWN_ECOSYSTEMS: &[&str] = &[
-    "go", "npm", "yarn", "pnpm", "bun", "pip", "poetry", "bundle", "cargo",
+    "go", "npm", "yarn", "pnpm", "bun", "pip", "poetry", "uv", "bundle", "cargo",
 ];
 
 /// The outcome of validating a plan.

@@ -4,8 +4,9 @@
 use super::{Bound, Part, Pattern, Token};
 
 impl Pattern {
-    /// The update placeholders the pattern uses, each once, `<pkg>` before `<ver>`.
-    pub fn update_placeholders(&self) -> Vec<&'static str> {
+    /// The update placeholders the pattern uses, each once, `<pkg>` before `<ver>` before
+    /// `<file:…>` (with its glob).
+    pub fn update_placeholders(&self) -> Vec<String> {
         let parts: Vec<&Part> = self
             .tokens
             .iter()
@@ -14,11 +15,16 @@ impl Pattern {
                 Token::Args => &[],
             })
             .collect();
-        [(Part::Pkg, "<pkg>"), (Part::Ver, "<ver>")]
+        let mut names: Vec<String> = [(Part::Pkg, "<pkg>"), (Part::Ver, "<ver>")]
             .into_iter()
             .filter(|(p, _)| parts.contains(&p))
-            .map(|(_, name)| name)
-            .collect()
+            .map(|(_, name)| name.to_string())
+            .collect();
+        names.extend(parts.iter().filter_map(|p| match p {
+            Part::File(glob) => Some(format!("<file:{glob}>")),
+            _ => None,
+        }));
+        names
     }
 
     /// The pattern's words with `<pkg>` and `<ver>` replaced by the values `bound` holds; `None`
@@ -36,6 +42,7 @@ impl Pattern {
                         Part::Lit(text) => Some(text.as_str()),
                         Part::Pkg => bound.package.as_deref(),
                         Part::Ver => bound.version.as_deref(),
+                        Part::File(_) => bound.file.as_deref(),
                         Part::Script => None,
                     })
                     .collect::<Option<String>>()
@@ -71,6 +78,7 @@ mod tests {
         let bound = Bound {
             package: Some("@types/node".into()),
             version: Some("20.1.0".into()),
+            file: None,
         };
         assert_eq!(
             update("npm install --save-exact <pkg>@<ver>").fill(&bound),
@@ -88,6 +96,7 @@ mod tests {
         let unbound = Bound {
             package: Some("rack".into()),
             version: None,
+            file: None,
         };
         assert_eq!(update("gem install <pkg>:<ver>").fill(&unbound), None);
     }

@@ -7,6 +7,9 @@
 //! Placeholders:
 //! - `<pkg>` a package name of the ecosystem, declared in the action's `updates` (update commands);
 //! - `<ver>` a version equal to that package's declared `to` (update commands);
+//! - `<file:GLOB>` a file the command reads, a whole word: a relative path inside the working
+//!   directory whose name matches GLOB (`*` within a name), e.g. `<file:requirements*.in>`
+//!   (update commands);
 //! - `<script>` an npm-style script name, letters, digits and `_.:-` (test commands);
 //! - `<args>` any number of test arguments: options from the pattern's flag sets and positionals of
 //!   the pattern's positional kind (test commands; at most one per pattern).
@@ -18,11 +21,6 @@
 use crate::finding::{Code, clip};
 use regex::Regex;
 use std::sync::LazyLock;
-
-/// Longest command accepted, in bytes.
-pub const MAX_COMMAND_LEN: usize = 1024;
-/// Most words a command may split into.
-pub const MAX_WORDS: usize = 64;
 
 /// Why a command was refused: the finding code and a message that says what to change.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,110 +38,14 @@ impl Refusal {
     }
 }
 
-thread_local! {
-    static SPLITS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-}
-
-/// How many commands this thread has split so far: what proves that nothing after validation
-/// reads a command string again (the engine runs the argv validation matched).
-pub fn splits_on_this_thread() -> usize {
-    SPLITS.with(std::cell::Cell::get)
-}
-
-/// Splits a command into words, refusing anything that only makes sense to a shell. Nothing
-/// Quartermaster runs goes through a shell, so shell syntax in a plan is either a misunderstanding
-/// or an attack, and in both cases the command must not run.
-pub fn split(command: &str) -> Result<Vec<String>, Refusal> {
-    SPLITS.with(|n| n.set(n.get() + 1));
-    if command.trim().is_empty() {
-        return Err(Refusal::new(Code::CommandEmpty, "the command is empty"));
-    }
-    if command.len() > MAX_COMMAND_LEN {
-        return Err(Refusal::new(
-            Code::TooLong,
-            format!(
-                "the command is {} bytes; commands are limited to {MAX_COMMAND_LEN}",
-                command.len()
-            ),
-        ));
-    }
-    if let Some(c) = command.chars().find(|c| shell_meaning(*c).is_some()) {
-        let meaning = shell_meaning(c).unwrap_or("a control character");
-        return Err(Refusal::new(
-            Code::CommandShellSyntax,
-            format!(
-                "{} ({meaning}) is shell syntax; commands run without a shell, one program per command: split it into separate commands or remove it",
-                describe_char(c)
-            ),
-        ));
-    }
-    let words = shell_words::split(command).map_err(|_| {
-        Refusal::new(
-            Code::CommandUnparseable,
-            "the command has an unbalanced quote; quote each argument completely",
-        )
-    })?;
-    if words.len() > MAX_WORDS {
-        return Err(Refusal::new(
-            Code::TooMany,
-            format!("the command has {} words; at most {MAX_WORDS}", words.len()),
-        ));
-    }
-    let first = &words[0];
-    if ENV_ASSIGNMENT.is_match(first) {
-        return Err(Refusal::new(
-            Code::CommandEnvAssignment,
-            format!(
-                "`{}` sets an environment variable; commands cannot change the environment (ask the operator to pass variables with the extra-env input)",
-                clip(first)
-            ),
-        ));
-    }
-    if first.contains('/') || first.contains('\\') {
-        let bare = first.rsplit(['/', '\\']).next().unwrap_or_default();
-        return Err(Refusal::new(
-            Code::CommandProgramPath,
-            format!(
-                "`{}` is a path; give the bare program name (`{}`), which is resolved on the trusted PATH",
-                clip(first),
-                clip(bare)
-            ),
-        ));
-    }
-    Ok(words)
-}
-
-fn shell_meaning(c: char) -> Option<&'static str> {
-    Some(match c {
-        ';' => "a command separator",
-        '|' => "a pipe or `||`",
-        '&' => "background or `&&`",
-        '$' => "variable or command substitution",
-        '`' => "command substitution",
-        '<' | '>' => "a redirection",
-        '\\' => "an escape",
-        '#' => "a comment",
-        '\n' | '\r' => "a line break",
-        c if c.is_control() && c != '\t' => "a control character",
-        _ => return None,
-    })
-}
-
-fn describe_char(c: char) -> String {
-    match c {
-        '\n' => "a newline".into(),
-        '\r' => "a carriage return".into(),
-        c if c.is_control() => format!("U+{:04X}", c as u32),
-        c => format!("`{c}`"),
-    }
-}
-
 /// One piece of a pattern word.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Part {
     Lit(String),
     Pkg,
     Ver,
+    /// A relative path whose file name matches the glob.
+    File(String),
     Script,
 }
 
@@ -178,7 +80,7 @@ impl Pattern {
             return Err(format!("`{program}` is not a bare program name"));
         }
         let mut tokens = Vec::new();
-        let (mut pkgs, mut vers, mut args) = (0, 0, 0);
+        let (mut pkgs, mut vers, mut args, mut files) = (0, 0, 0, 0);
         for word in &words {
             if *word == "<args>" {
                 if kind != PatternKind::Test {
@@ -193,6 +95,12 @@ impl Pattern {
                 match (part, kind) {
                     (Part::Pkg, PatternKind::Update) => pkgs += 1,
                     (Part::Ver, PatternKind::Update) => vers += 1,
+                    (Part::File(_), PatternKind::Update) if parts.len() == 1 => files += 1,
+                    (Part::File(_), PatternKind::Update) => {
+                        return Err(format!(
+                            "`<file:…>` must be a whole word, not part of `{word}`"
+                        ));
+                    }
                     (Part::Script, PatternKind::Test) => {}
                     (Part::Lit(_), _) => {}
                     (p, _) => {
@@ -222,8 +130,11 @@ impl Pattern {
         {
             return Err("`<script>` must come before `<args>`".into());
         }
-        if pkgs > 1 || vers > 1 || args > 1 {
-            return Err("at most one `<pkg>`, one `<ver>` and one `<args>` per pattern".into());
+        if pkgs > 1 || vers > 1 || args > 1 || files > 1 {
+            return Err(
+                "at most one `<pkg>`, one `<ver>`, one `<file:…>` and one `<args>` per pattern"
+                    .into(),
+            );
         }
         if vers == 1 && pkgs == 0 {
             return Err("`<ver>` needs a `<pkg>` to compare with".into());
@@ -270,9 +181,15 @@ fn parse_parts(word: &str) -> Result<Vec<Part>, String> {
                 "pkg" => Part::Pkg,
                 "ver" => Part::Ver,
                 "script" => Part::Script,
-                other => return Err(format!("unknown placeholder `<{other}>`")),
+                other => match other.strip_prefix("file:") {
+                    Some(glob) => Part::File(file::parse_glob(glob)?),
+                    None => return Err(format!("unknown placeholder `<{other}>`")),
+                },
             };
-            if matches!(parts.last(), Some(Part::Pkg | Part::Ver | Part::Script)) {
+            if matches!(
+                parts.last(),
+                Some(Part::Pkg | Part::Ver | Part::File(_) | Part::Script)
+            ) {
                 return Err(format!(
                     "placeholders in `{word}` must be separated by literal text"
                 ));
@@ -304,6 +221,8 @@ pub trait Placeholders {
 pub struct Bound {
     pub package: Option<String>,
     pub version: Option<String>,
+    /// The path bound to `<file:…>`.
+    pub file: Option<String>,
 }
 
 /// A failed match, with how far it got: the deepest failure across a program's patterns is the
@@ -437,10 +356,11 @@ fn render(parts: &[Part]) -> String {
     parts
         .iter()
         .map(|p| match p {
-            Part::Lit(l) => l.as_str(),
-            Part::Pkg => "<pkg>",
-            Part::Ver => "<ver>",
-            Part::Script => "<script>",
+            Part::Lit(l) => l.clone(),
+            Part::Pkg => "<pkg>".into(),
+            Part::Ver => "<ver>".into(),
+            Part::File(glob) => format!("<file:{glob}>"),
+            Part::Script => "<script>".into(),
         })
         .collect()
 }
@@ -505,6 +425,10 @@ fn bind(
                 check.version(package, value)?;
                 bound.version = Some((*value).to_string());
             }
+            Part::File(glob) => {
+                file::check(glob, value)?;
+                bound.file = Some((*value).to_string());
+            }
             Part::Lit(_) | Part::Script => {}
         }
     }
@@ -557,8 +481,6 @@ static PROGRAM: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^[a-z0-9][a-z0-9._-]*$").expect("valid regex"));
 static FLAG_NAME: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^--?[A-Za-z0-9][A-Za-z0-9._-]*$|^--$").expect("valid regex"));
-static ENV_ASSIGNMENT: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^[A-Za-z_][A-Za-z0-9_]*=").expect("valid regex"));
 static NUMBER: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^[0-9]{1,6}$").expect("valid regex"));
 static WORD: LazyLock<Regex> = LazyLock::new(|| {
@@ -578,8 +500,12 @@ static TARGET: LazyLock<Regex> =
 static SCRIPT: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^[A-Za-z0-9_][A-Za-z0-9_.:-]{0,127}$").expect("valid regex"));
 
+mod file;
 mod fill;
+mod split;
 mod test_args;
+
+pub use split::{MAX_COMMAND_LEN, MAX_WORDS, split, splits_on_this_thread};
 
 pub use test_args::{Arg, FlagSpec, Positionals, TestPattern, ValueKind};
 

@@ -68,6 +68,26 @@ fn pattern_parse_refuses_ambiguous_or_misplaced_placeholders() {
     assert!(Pattern::parse("<pkg> x", PatternKind::Update).is_err());
     assert!(Pattern::parse("/bin/go x", PatternKind::Update).is_err());
     assert!(Pattern::parse("go get <thing>", PatternKind::Update).is_err());
+    for (bad, why) in [
+        (
+            "pip-compile x<file:requirements*.in>",
+            "`<file:…>` must be a whole word, not part of `x<file:requirements*.in>`",
+        ),
+        (
+            "pip-compile <file:a*.in> <file:b*.in>",
+            "at most one `<pkg>`, one `<ver>`, one `<file:…>` and one `<args>` per pattern",
+        ),
+        (
+            "pip-compile <file:../*.in>",
+            "`<file:../*.in>`: the glob is a file name of letters, digits, `*`, `.`, `_` and `-`",
+        ),
+    ] {
+        assert_eq!(
+            Pattern::parse(bad, PatternKind::Update),
+            Err(why.to_string())
+        );
+    }
+    assert!(Pattern::parse("make <file:x.in>", PatternKind::Test).is_err());
     let p = update("go  get <pkg>@<ver>");
     assert_eq!(p.source(), "go get <pkg>@<ver>");
     assert_eq!(p.program(), "go");
@@ -90,6 +110,40 @@ fn exact_match_binds_package_and_version() {
         .match_update(&words("npm install @types/node@20.1.0"), &decl)
         .unwrap();
     assert_eq!(b.package.as_deref(), Some("@types/node"));
+}
+
+#[test]
+fn a_file_placeholder_binds_a_relative_path_of_its_kind() {
+    let decl = Declared(&[("lib", "1.0.1")]);
+    let p = update("pip-compile --upgrade-package <pkg>==<ver> <file:requirements*.in>");
+    let b = p
+        .match_update(
+            &words("pip-compile --upgrade-package lib==1.0.1 deps/requirements-dev.in"),
+            &decl,
+        )
+        .unwrap();
+    assert_eq!(b.file.as_deref(), Some("deps/requirements-dev.in"));
+    assert_eq!(
+        p.fill(&b).unwrap().last().map(String::as_str),
+        Some("deps/requirements-dev.in")
+    );
+    for (command, code) in [
+        (
+            "pip-compile --upgrade-package lib==1.0.1 ../requirements.in",
+            Code::CommandInvalidFile,
+        ),
+        (
+            "pip-compile --upgrade-package lib==1.0.1 setup.py",
+            Code::CommandInvalidFile,
+        ),
+        (
+            "pip-compile --upgrade-package lib==1.0.1 --pip-args=x",
+            Code::CommandOptionInjection,
+        ),
+    ] {
+        let m = p.match_update(&words(command), &decl).unwrap_err();
+        assert_eq!(m.refusal.code, code, "{command}: {}", m.refusal.message);
+    }
 }
 
 #[test]

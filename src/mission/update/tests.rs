@@ -125,7 +125,7 @@ fn runs_with_a_placeholder_its_form_lacks_is_refused_at_load() {
     };
     assert_eq!(runs.ecosystem, "bundle");
     assert_eq!(runs.form, "bundle update <pkg>");
-    assert_eq!(runs.problem, RunsProblem::Unbound("<ver>"));
+    assert_eq!(runs.problem, RunsProblem::Unbound("<ver>".into()));
     assert_eq!(
         err.to_string(),
         "custom/allowlist.json: ecosystem `bundle`, command `bundle update <pkg>`: `runs` pattern `bundle lock --update <pkg>:<ver>` uses `<ver>`, which the form does not bind; `runs` may only use the form's placeholders"
