@@ -29,6 +29,7 @@ mod named_run;
 mod packaging;
 mod pangolin;
 mod policy;
+mod python;
 mod scale_ci;
 mod schema;
 mod shards;

@@ -12,6 +12,7 @@ pub mod github;
 pub mod gitlab;
 pub mod go_proxy;
 pub mod npm_registry;
+pub mod pypi_index;
 
 use assert_cmd::Command;
 use quartermaster::forge::Forge;

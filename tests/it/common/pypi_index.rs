@@ -1,0 +1,199 @@
+//! A PyPI stand-in on loopback for tests: a PEP 503 simple index of one project over HTTP, with
+//! wheels built on the spot, so that uv, pip-compile and poetry resolve with no network. Links
+//! carry `#sha256=` so that locks record hashes. Versions are published while it runs, as a
+//! release appears after a lock file was written.
+
+use super::{Fixture, sh, succeed};
+use base64::Engine as _;
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::io::Write as _;
+use std::sync::{Arc, Mutex};
+
+pub struct PypiIndex {
+    /// `http://127.0.0.1:PORT/simple`, the index URL the tools are given.
+    pub url: String,
+    name: String,
+    /// Wheel file name -> its bytes.
+    wheels: Arc<Mutex<BTreeMap<String, Vec<u8>>>>,
+    /// The paths requested, in order.
+    pub requests: Arc<Mutex<Vec<String>>>,
+    server: Arc<tiny_http::Server>,
+}
+
+impl PypiIndex {
+    /// Serves the project `name` (a lower-case name without `-`, `_` or `.`) with no release yet.
+    pub fn start(name: &str) -> Self {
+        let server = Arc::new(tiny_http::Server::http("127.0.0.1:0").unwrap());
+        let url = format!("http://{}/simple", server.server_addr().to_ip().unwrap());
+        let wheels = Arc::new(Mutex::new(BTreeMap::new()));
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let (srv, served, seen) = (server.clone(), wheels.clone(), requests.clone());
+        let project = name.to_string();
+        std::thread::spawn(move || {
+            for request in srv.incoming_requests() {
+                seen.lock().unwrap().push(request.url().to_string());
+                let response = answer(&project, &served.lock().unwrap(), request.url());
+                let _ = request.respond(response);
+            }
+        });
+        Self {
+            url,
+            name: name.to_string(),
+            wheels,
+            requests,
+            server,
+        }
+    }
+
+    /// Publishes `version`: a pure-Python wheel whose module `NAME` has `VERSION = "<version>"`.
+    pub fn publish(&self, version: &str) {
+        let file = format!("{}-{version}-py3-none-any.whl", self.name);
+        let bytes = wheel(&self.name, version);
+        self.wheels.lock().unwrap().insert(file, bytes);
+    }
+
+    /// Whether a tool downloaded the wheel of `version`.
+    pub fn fetched(&self, version: &str) -> bool {
+        let file = format!("/files/{}-{version}-py3-none-any.whl", self.name);
+        self.requests.lock().unwrap().iter().any(|p| *p == file)
+    }
+}
+
+impl Drop for PypiIndex {
+    fn drop(&mut self) {
+        self.server.unblock();
+    }
+}
+
+/// The sha256 of `bytes`, hex.
+fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// A wheel (a zip) with the module, METADATA, WHEEL and the RECORD of them all.
+fn wheel(name: &str, version: &str) -> Vec<u8> {
+    let info = format!("{name}-{version}.dist-info");
+    let files = [
+        (
+            format!("{name}/__init__.py"),
+            format!("VERSION = \"{version}\"\n"),
+        ),
+        (
+            format!("{info}/METADATA"),
+            format!("Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"),
+        ),
+        (
+            format!("{info}/WHEEL"),
+            "Wheel-Version: 1.0\nGenerator: quartermaster-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+                .to_string(),
+        ),
+    ];
+    let mut record: String = files
+        .iter()
+        .map(|(path, text)| {
+            let digest = base64::engine::general_purpose::URL_SAFE_NO_PAD
+                .encode(Sha256::digest(text.as_bytes()));
+            format!("{path},sha256={digest},{}\n", text.len())
+        })
+        .collect();
+    record.push_str(&format!("{info}/RECORD,,\n"));
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let options =
+        zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+    for (path, text) in files.iter().chain([&(format!("{info}/RECORD"), record)]) {
+        zip.start_file(path.as_str(), options).unwrap();
+        zip.write_all(text.as_bytes()).unwrap();
+    }
+    zip.finish().unwrap().into_inner()
+}
+
+/// The index at `/simple/`, the project page at `/simple/<name>/` (links with `#sha256=`), the
+/// wheels at `/files/<file>`, 404 otherwise.
+fn answer(
+    name: &str,
+    wheels: &BTreeMap<String, Vec<u8>>,
+    url: &str,
+) -> tiny_http::Response<std::io::Cursor<Vec<u8>>> {
+    let path = url.split('?').next().unwrap_or_default();
+    let html = |body: String| {
+        let page = format!("<!DOCTYPE html>\n<html><body>\n{body}</body></html>\n");
+        let kind = tiny_http::Header::from_bytes("Content-Type", "text/html").unwrap();
+        tiny_http::Response::from_data(page.into_bytes()).with_header(kind)
+    };
+    if matches!(path, "/simple" | "/simple/") {
+        return html(format!("<a href=\"/simple/{name}/\">{name}</a>\n"));
+    }
+    if matches!(path.strip_prefix("/simple/"), Some(rest) if rest.trim_end_matches('/') == name)
+        && !wheels.is_empty()
+    {
+        let links: String = wheels
+            .iter()
+            .map(|(file, bytes)| {
+                format!(
+                    "<a href=\"/files/{file}#sha256={}\">{file}</a><br/>\n",
+                    sha256_hex(bytes)
+                )
+            })
+            .collect();
+        return html(links);
+    }
+    match path.strip_prefix("/files/").and_then(|f| wheels.get(f)) {
+        Some(bytes) => tiny_http::Response::from_data(bytes.clone()),
+        None => tiny_http::Response::from_data(b"not found".to_vec()).with_status_code(404),
+    }
+}
+
+impl Fixture {
+    /// Adds to the default branch a Python app: `files` (its manifest, `app.py`), a unittest suite
+    /// in `tests/` that imports the app, and the lock `lock` (a tool's argv) writes from `index`
+    /// now.
+    pub fn add_python_app(&self, index: &PypiIndex, files: &[(&str, &str)], lock: &[&str]) {
+        let work = self.clone_main("python-app");
+        std::fs::create_dir_all(work.join("tests")).unwrap();
+        let suite = "import unittest\n\nimport app\n\n\nclass AppTest(unittest.TestCase):\n    def test_greets(self):\n        self.assertEqual(app.greet(\"Ada\"), \"Hello, Ada\")\n";
+        let app = "def greet(name):\n    return \"Hello, \" + name\n";
+        for (path, text) in [("tests/test_app.py", suite), ("app.py", app)]
+            .into_iter()
+            .chain(files.iter().copied())
+        {
+            std::fs::write(work.join(path), text).unwrap();
+        }
+        let ignore = std::fs::read_to_string(work.join(".gitignore")).unwrap_or_default();
+        std::fs::write(work.join(".gitignore"), ignore + "__pycache__/\n").unwrap();
+        succeed(&mut self.python_tool(index, &work, lock));
+        sh(
+            &work,
+            "git add . && git commit -qm 'python app' && git push -q origin main",
+        );
+    }
+
+    /// `argv` in `dir` against `index` alone: a clean environment (no operator pip configuration),
+    /// caches of the fixture's own, wheels only, as the sandbox runs the tools.
+    pub fn python_tool(
+        &self,
+        index: &PypiIndex,
+        dir: &std::path::Path,
+        argv: &[&str],
+    ) -> std::process::Command {
+        let home = self.root.path().join("python-home");
+        std::fs::create_dir_all(&home).unwrap();
+        let mut command = std::process::Command::new(argv[0]);
+        command
+            .args(&argv[1..])
+            .current_dir(dir)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &home)
+            .env("PIP_CONFIG_FILE", "/dev/null")
+            .env("PIP_INDEX_URL", &index.url)
+            .env("PIP_ONLY_BINARY", ":all:")
+            .env("UV_DEFAULT_INDEX", &index.url)
+            .env("UV_NO_BUILD", "1")
+            .env("UV_PYTHON_DOWNLOADS", "never");
+        command
+    }
+}
