@@ -40,7 +40,8 @@ fn run_against(f: &Fixture, index: &PypiIndex, plan: &Value, env: &[(&str, &str)
         "--extra-env",
         "PIP_INDEX_URL",
     ];
-    for (name, _) in env {
+    // PATH passes anyway: it is the trusted PATH programs are found on.
+    for (name, _) in env.iter().filter(|(name, _)| *name != "PATH") {
         args.extend(["--extra-env", name]);
     }
     let mut vars = vec![
@@ -259,13 +260,23 @@ fn poetry_update_states_what_the_lock_did() {
 }
 
 /// `pip install -U lib` installs into an environment and changes no file: validation warns, and
-/// the unit fails saying why and what to use. (`PIP_DRY_RUN` lets pip resolve and fetch without
-/// writing into the operator's environment, which the sandbox user could not anyway.)
+/// the unit fails saying why and what to use. The pip is that of the virtualenv pip-compile comes
+/// from (a pyenv shim's pip fails after installing: it cannot rehash the operator's shims), and
+/// `PIP_DRY_RUN` lets it resolve and fetch without writing into that environment.
 #[test]
 fn pip_install_says_why_it_changed_nothing() {
-    if !tool_present(&["pip", "--version"]) {
+    if !tool_present(&["pip-compile", "--version"]) {
         return;
     }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let mut dirs: Vec<std::path::PathBuf> = std::env::split_paths(&path).collect();
+    let tools = dirs
+        .iter()
+        .position(|d| d.join("pip-compile").is_file())
+        .unwrap();
+    let tools = dirs.remove(tools);
+    dirs.insert(0, tools);
+    let path = std::env::join_paths(dirs).unwrap();
     let f = Fixture::new();
     let index = PypiIndex::start("lib");
     index.publish("1.0.0");
@@ -282,8 +293,8 @@ fn pip_install_says_why_it_changed_nothing() {
         )],
     );
     let why = "pip install changes no file of the repository; use `pip-compile --upgrade-package <pkg>==<ver>` (requirements.txt) or `uv lock --upgrade-package <pkg>==<ver>` (uv.lock)";
-    let path = f.write_plan(&plan);
-    let out = f.qm().arg("validate").arg(&path).output().unwrap();
+    let plan_file = f.write_plan(&plan);
+    let out = f.qm().arg("validate").arg(&plan_file).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.contains(&format!(
@@ -291,7 +302,8 @@ fn pip_install_says_why_it_changed_nothing() {
         )),
         "{text}"
     );
-    let run = run_against(&f, &index, &plan, &[("PIP_DRY_RUN", "1")]);
+    let path = path.to_str().unwrap();
+    let run = run_against(&f, &index, &plan, &[("PIP_DRY_RUN", "1"), ("PATH", path)]);
     assert_eq!(run.code, 1, "{}", run.said());
     assert_eq!(
         (run.status(0), run.reason(0)),
