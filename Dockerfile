@@ -4,8 +4,8 @@
 #                                     dry runs, issue-only missions
 #   docker build .                    "full" (the default, what the GitHub Action runs): runtime
 #                                     plus the toolchains the deps mission's commands call: go,
-#                                     node with npm, yarn, pnpm and bun, python with pip and
-#                                     poetry, ruby with bundler, cargo
+#                                     node with npm, yarn, pnpm and bun, python with pip,
+#                                     pip-tools, uv and poetry, ruby with bundler, cargo
 # A container action does not see the runner's setup-* toolchains, so they must be in the image.
 
 ARG RUST_VERSION=1.95
@@ -36,7 +36,9 @@ FROM rust:${RUST_VERSION}-slim-${DEBIAN} AS rust
 FROM runtime AS full
 ARG YARN_VERSION=1.22.22
 ARG PNPM_VERSION=9.15.0
-ARG POETRY_VERSION=1.8.5
+ARG POETRY_VERSION=2.5.1
+ARG PIP_TOOLS_VERSION=7.6.2
+ARG UV_VERSION=0.13.9
 # A C toolchain for cgo, native npm modules, Python and Ruby extensions and cargo build scripts.
 # hadolint ignore=DL3008
 RUN apt-get update \
@@ -54,13 +56,15 @@ ENV GOPATH=/root/go \
     RUSTUP_HOME=/usr/local/rustup \
     VIRTUAL_ENV=/opt/venv \
     PATH=/opt/venv/bin:/usr/local/go/bin:/usr/local/cargo/bin:/root/go/bin:$PATH
-# pip and poetry live in a virtual environment, where `pip install --upgrade` is allowed (PEP 668
-# forbids it on Debian's system Python).
+# pip, pip-tools, uv and poetry live in a virtual environment, where `pip install --upgrade` is
+# allowed (PEP 668 forbids it on Debian's system Python).
 RUN ln -s ../lib/node_modules/npm/bin/npm-cli.js /usr/local/bin/npm \
     && ln -s ../lib/node_modules/npm/bin/npx-cli.js /usr/local/bin/npx \
     && npm install --global --no-fund --no-audit "yarn@${YARN_VERSION}" "pnpm@${PNPM_VERSION}" \
     && npm cache clean --force \
     && python3 -m venv /opt/venv \
     && /opt/venv/bin/pip install --no-cache-dir "poetry==${POETRY_VERSION}" \
+        "pip-tools==${PIP_TOOLS_VERSION}" "uv==${UV_VERSION}" \
     && go version && node --version && bun --version && cargo --version \
-    && pip --version && poetry --version && bundle --version
+    && pip --version && pip-compile --version && uv --version && poetry --version \
+    && bundle --version

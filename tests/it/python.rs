@@ -31,8 +31,8 @@ fn python_plan(ecosystem: &str, lock_file: &str, actions: Vec<Value>) -> Value {
     plan
 }
 
-/// Runs `plan` with the stand-in as the only index, passed to the tools the way an operator
-/// would: `--extra-env` for uv and pip, the project's own source for poetry.
+/// Runs `plan` with the stand-in as the only index, passed to the tools with `--extra-env` (uv and
+/// pip; poetry reads the project's own source).
 fn run_against(f: &Fixture, index: &PypiIndex, plan: &Value, env: &[(&str, &str)]) -> Run {
     let mut args = vec![
         "--extra-env",
@@ -50,6 +50,15 @@ fn run_against(f: &Fixture, index: &PypiIndex, plan: &Value, env: &[(&str, &str)
     ];
     vars.extend_from_slice(env);
     f.run_with(plan, &args, &vars)
+}
+
+/// Runs `plan` with the stand-in named only in the operator's configuration file for `tool`
+/// (`--tool-config TOOL=PATH`): `config` with `{url}` replaced by the index's URL.
+fn run_configured(f: &Fixture, index: &PypiIndex, plan: &Value, tool: &str, config: &str) -> Run {
+    let path = f.tmp().with_file_name(format!("{tool}-config"));
+    std::fs::write(&path, config.replace("{url}", &index.url)).unwrap();
+    let seed = format!("{tool}={}", path.display());
+    f.run_with(plan, &[], &[("QM_TOOL_CONFIG", &seed)])
 }
 
 /// The one landed update of action `i`: from, to, landed, test.
@@ -80,7 +89,8 @@ const PATCH_ROW: &str = "| `lib` | `1.0.0` → `1.0.1` | patch |";
 const UV_PROJECT: &str = "[project]\nname = \"app\"\nversion = \"0.1.0\"\nrequires-python = \">=3.9\"\ndependencies = [\"lib>=1.0\"]\n";
 
 /// uv.lock locks lib 1.0.0 from the stand-in; 1.0.1 is then released. `uv lock
-/// --upgrade-package lib==1.0.1` moves the lock alone, the tests run, and the PR says 1.0.0 → 1.0.1.
+/// --upgrade-package lib==1.0.1`, with the index in the operator's uv.toml, moves the lock alone,
+/// the tests run, and the PR says 1.0.0 → 1.0.1.
 #[test]
 fn uv_lock_upgrades_one_package() {
     if !tool_present(&["uv", "--version"]) {
@@ -102,7 +112,8 @@ fn uv_lock_upgrades_one_package() {
             "1.0.1",
         )],
     );
-    let run = run_against(&f, &index, &plan, &[]);
+    let uv_toml = "[[index]]\nurl = \"{url}\"\ndefault = true\n";
+    let run = run_configured(&f, &index, &plan, "uv", uv_toml);
     assert_eq!(run.code, 0, "{}", run.said());
     assert_eq!(
         landed(&run, 0),
@@ -144,8 +155,8 @@ fn uv_add_cannot_add_a_package() {
 }
 
 /// requirements.txt, compiled from requirements.in with hashes (the project's `.pip-tools.toml`),
-/// pins lib 1.0.0; 1.0.1 is released. `pip-compile --upgrade-package lib==1.0.1 requirements.in`
-/// pins 1.0.1 with the hash of the wheel the stand-in serves.
+/// pins lib 1.0.0; 1.0.1 is released. `pip-compile --upgrade-package lib==1.0.1 requirements.in`,
+/// with the index in the operator's pip.conf, pins 1.0.1 with the hash of the wheel served.
 #[test]
 fn pip_compile_upgrades_requirements_txt() {
     if !tool_present(&["pip-compile", "--version"]) {
@@ -168,7 +179,8 @@ fn pip_compile_upgrades_requirements_txt() {
         "requirements.txt",
         vec![lib_update(branch, command, "1.0.0", "1.0.1")],
     );
-    let run = run_against(&f, &index, &plan, &[]);
+    let pip_conf = "[global]\nindex-url = {url}\n";
+    let run = run_configured(&f, &index, &plan, "pip", pip_conf);
     assert_eq!(run.code, 0, "{}", run.said());
     assert_eq!(
         landed(&run, 0),
