@@ -56,7 +56,7 @@ impl PypiIndex {
     /// Whether a tool downloaded the wheel of `version`.
     pub fn fetched(&self, version: &str) -> bool {
         let file = format!("/files/{}-{version}-py3-none-any.whl", self.name);
-        self.requests.lock().unwrap().iter().any(|p| *p == file)
+        self.requests.lock().unwrap().contains(&file)
     }
 }
 
