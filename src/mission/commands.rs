@@ -171,7 +171,7 @@ pub struct CommandMatch {
 }
 
 /// Why `pip install` can never make a PR: said when validating and when a unit changed nothing.
-pub const PIP_INSTALL_CHANGES_NO_FILE: &str = "pip install changes no file of the repository; use `pip-compile --upgrade-package <pkg>==<ver>` (requirements.txt) or `uv lock --upgrade-package <pkg>==<ver>` (uv.lock)";
+const PIP_INSTALL_CHANGES_NO_FILE: &str = "pip install changes no file of the repository; use `pip-compile --upgrade-package <pkg>==<ver>` (requirements.txt) or `uv lock --upgrade-package <pkg>==<ver>` (uv.lock)";
 
 impl CommandMatch {
     /// Why the command cannot change a file of the repository, when it cannot: `pip install`
