@@ -133,6 +133,55 @@ fn uv_lock_upgrades_one_package() {
     assert!(message.contains("- lib: 1.0.0 -> 1.0.1"), "{message}");
 }
 
+/// `uv add lib==1.0.1` of a declared dependency runs as `uv add --no-sync lib==1.0.1`. With the
+/// index in `UV_DEFAULT_INDEX`, uv writes that index into pyproject.toml (`[[tool.uv.index]]`),
+/// and the unit is denied for it. With the index in the operator's uv.toml, the requirement in
+/// pyproject.toml and the lock move to 1.0.1, and nothing is installed.
+#[test]
+fn uv_add_moves_a_declared_requirement() {
+    if !tool_present(&["uv", "--version"]) {
+        return;
+    }
+    let f = Fixture::new();
+    let index = PypiIndex::start("lib");
+    index.publish("1.0.0");
+    f.add_python_app(&index, &[("pyproject.toml", UV_PROJECT)], &["uv", "lock"]);
+    index.publish("1.0.1");
+    let branch = "quartermaster/uv-add";
+    let plan = python_plan(
+        "uv",
+        "uv.lock",
+        vec![lib_update(branch, "uv add lib==1.0.1", "1.0.0", "1.0.1")],
+    );
+    let run = run_against(&f, &index, &plan, &[]);
+    assert_eq!(run.code, 1, "{}", run.said());
+    assert_eq!(
+        (run.status(0), run.reason(0)),
+        (
+            "denied",
+            "[change.manifest_field] `pyproject.toml: tool.uv.index` was added by the commands; an update may change only dependency entries, so the unit is denied: undo that change; nothing was pushed"
+        )
+    );
+    assert!(f.pulls().is_empty());
+    let uv_toml = "[[index]]\nurl = \"{url}\"\ndefault = true\n";
+    let run = run_configured(&f, &index, &plan, "uv", uv_toml);
+    assert_eq!(run.code, 0, "{}", run.said());
+    assert_eq!(
+        landed(&run, 0),
+        (json!("1.0.0"), json!("1.0.1"), json!(true), json!("passed"))
+    );
+    let (files, body) = branch_diff(&f, branch);
+    assert_eq!(files, "pyproject.toml\nuv.lock");
+    assert!(body.contains(PATCH_ROW), "{body}");
+    let manifest = f.show(branch, "pyproject.toml");
+    assert!(manifest.contains("\"lib==1.0.1\""), "{manifest}");
+    assert_eq!(
+        run.action(0)["commands"][0]["command"],
+        "uv add lib==1.0.1",
+        "the report shows the form the plan wrote"
+    );
+}
+
 /// `uv add` of a package pyproject.toml does not declare would add it: refused before anything
 /// runs, naming the package and the tables looked at.
 #[test]
