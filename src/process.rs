@@ -108,6 +108,9 @@ mod tests {
             .collect();
         assert_eq!(names, vec!["GOPROXY", "PATH"]);
         assert_eq!(env[&OsString::from("npm_config_ignore_scripts")], "true");
+        // uv builds no sdist and downloads no Python unless the operator says otherwise.
+        assert_eq!(env[&OsString::from("UV_NO_BUILD")], "1");
+        assert_eq!(env[&OsString::from("UV_PYTHON_DOWNLOADS")], "never");
         let opted_in = child_env(
             vec![(
                 OsString::from("npm_config_ignore_scripts"),
