@@ -375,3 +375,31 @@ fn a_major_npm_update_cannot_stay_within_range() {
     assert!(f.pulls().is_empty());
     assert!(!f.branches().contains_key("quartermaster/async-major"));
 }
+
+/// An update tool that, besides updating, writes a non-dependency field of a manifest it may
+/// change (as a gem's `extconf.rb` edited the Gemfile, or a survivor added a `postinstall`): the
+/// file is allowed, the field is not, and nothing is pushed.
+#[test]
+fn a_manifest_field_written_during_the_update_is_denied() {
+    let f = Fixture::new();
+    let makefile = f.show("main", "Makefile")
+        + "\ngreeting:\n\tcargo update -p greeting\n\tsed -i 's/^edition = \"2021\"$$/edition = \"2021\"\\nbuild = \"pwn.rs\"/' Cargo.toml\n";
+    f.commit_file("main", "Makefile", &makefile);
+    let mission = f.custom_mission(
+        "hijacked",
+        json!({"cargo": {"packages": "crates", "versions": "semver",
+                         "commands": ["make <pkg>"], "files": ["Cargo.toml", "Cargo.lock"]}}),
+    );
+    let mut action = create_mr("quartermaster/cargo", &[greeting()], "batch");
+    action["commands"] = json!(["make greeting"]);
+    let flags: Vec<&str> = mission.iter().map(String::as_str).collect();
+    let run = f.run(&plan(vec![action]), &flags);
+    assert_eq!(run.code, 1, "{}", run.said());
+    assert_eq!(run.status(0), "denied");
+    assert_eq!(
+        run.reason(0),
+        "[change.manifest_field] `Cargo.toml: package.build` was added by the commands; an update may change only dependency entries, so the unit is denied: undo that change; nothing was pushed"
+    );
+    assert!(f.pulls().is_empty());
+    assert!(!f.branches().contains_key("quartermaster/cargo"));
+}
