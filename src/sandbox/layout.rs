@@ -109,7 +109,11 @@ pub(crate) fn toolchains(
     if let Some(path) = env.get(&OsString::from("PATH")) {
         dirs.extend(std::env::split_paths(path));
     }
-    let mut dirs: Vec<PathBuf> = dirs.iter().filter_map(|d| d.canonicalize().ok()).collect();
+    let mut dirs: Vec<PathBuf> = dirs
+        .iter()
+        .filter_map(|d| d.canonicalize().ok())
+        .map(virtualenv_root)
+        .collect();
     dirs.sort();
     dirs.dedup();
     let outer: Vec<PathBuf> = dirs
@@ -118,6 +122,15 @@ pub(crate) fn toolchains(
         .cloned()
         .collect();
     (outer, vars)
+}
+
+/// A Python virtualenv's `bin` stands for the whole virtualenv: its scripts import from the
+/// `lib` beside it.
+fn virtualenv_root(dir: PathBuf) -> PathBuf {
+    match dir.parent() {
+        Some(root) if root.join("pyvenv.cfg").is_file() => root.to_path_buf(),
+        _ => dir,
+    }
 }
 
 /// A unit's directories.
@@ -265,6 +278,20 @@ pub(crate) fn sweep_shared_dirs(uid: u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_virtualenv_on_path_is_exposed_whole() {
+        let root = tempfile::tempdir().unwrap();
+        let venv = root.path().join("tools");
+        std::fs::create_dir_all(venv.join("bin")).unwrap();
+        std::fs::create_dir_all(root.path().join("plain/bin")).unwrap();
+        std::fs::write(venv.join("pyvenv.cfg"), "home = /usr/bin\n").unwrap();
+        let path = std::env::join_paths([venv.join("bin"), root.path().join("plain/bin")]).unwrap();
+        let env = BTreeMap::from([(OsString::from("PATH"), path)]);
+        let (dirs, _) = toolchains(&env, None, &[]);
+        let root = root.path().canonicalize().unwrap();
+        assert_eq!(dirs, vec![root.join("plain/bin"), root.join("tools")]);
+    }
 
     #[test]
     fn the_unit_environment_points_every_tool_inside_the_unit() {

@@ -237,6 +237,9 @@ impl Fixture {
             std::process::Command::new(argv[0])
                 .args(&argv[1..])
                 .current_dir(dir)
+                // Under CI, berry refuses to write a lock file (immutable installs); this one
+                // writes the fixture's.
+                .env_remove("CI")
                 .env("HOME", &home)
                 .env("XDG_CONFIG_HOME", home.join(".config"))
                 .env("XDG_CACHE_HOME", home.join(".cache"))
