@@ -3,7 +3,7 @@
 //! `serde_json::Value`. The binary `bun.lockb` cannot be verified and is refused.
 
 use super::read::Place;
-use super::{ChangesError, EcosystemSnapshot, LockedPackage, Source, npm};
+use super::{ChangesError, EcosystemSnapshot, LockedPackage, ParsedLock, Source, npm};
 use serde_json::Value;
 
 pub(crate) fn snapshot(place: &Place) -> Result<EcosystemSnapshot, ChangesError> {
@@ -17,19 +17,21 @@ pub(crate) fn snapshot(place: &Place) -> Result<EcosystemSnapshot, ChangesError>
     }
     let text = place.read(&path)?;
     let manifests = npm::manifests(place, "bun", &dir)?;
-    let packages = parse(&file, &text, &place.working_dir_from(&dir))?;
+    let lock = parse(&file, &text, &place.working_dir_from(&dir))?;
     Ok(EcosystemSnapshot {
         lock_file: Some(file),
-        packages,
+        packages: lock.packages,
+        format: lock.format,
         manifests,
     })
 }
 
+/// The locked packages and the lock's `lockfileVersion`.
 pub(crate) fn parse(
     file: &str,
     text: &str,
     working_dir: &str,
-) -> Result<Vec<LockedPackage>, ChangesError> {
+) -> Result<ParsedLock, ChangesError> {
     let lock: Value = jsonc_parser::parse_to_serde_value(text, &Default::default())
         .map_err(|e| ChangesError::parse(file, Some(e.line_display()), e.kind()))?;
     let workspace = &lock["workspaces"][working_dir];
@@ -95,7 +97,8 @@ pub(crate) fn parse(
             direct: direct_keys.contains(key),
         });
     }
-    Ok(packages)
+    let format = lock.get("lockfileVersion").map(npm::scalar);
+    Ok(ParsedLock { packages, format })
 }
 
 /// The second element of an npm package entry: empty for the default registry, else its URL.

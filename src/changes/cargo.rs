@@ -1,7 +1,9 @@
 //! cargo: `Cargo.toml` (read with `toml`) and `Cargo.lock` (read with `cargo-lock`).
 
 use super::read::{Place, guarded};
-use super::{ChangesError, EcosystemSnapshot, LockedPackage, Manifest, Source, manifest};
+use super::{
+    ChangesError, EcosystemSnapshot, LockedPackage, Manifest, ParsedLock, Source, manifest,
+};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashSet};
 
@@ -31,7 +33,7 @@ pub(crate) fn snapshot(place: &Place) -> Result<EcosystemSnapshot, ChangesError>
     let path = dir.join(name);
     let lock_file = place.rel(&path);
     let package = manifests[0].fields.get("package.name").cloned();
-    let packages = parse_lock(
+    let lock = parse_lock(
         &lock_file,
         &place.read(&path)?,
         package.as_deref(),
@@ -39,7 +41,8 @@ pub(crate) fn snapshot(place: &Place) -> Result<EcosystemSnapshot, ChangesError>
     )?;
     Ok(EcosystemSnapshot {
         lock_file: Some(lock_file),
-        packages,
+        packages: lock.packages,
+        format: lock.format,
         manifests,
     })
 }
@@ -68,13 +71,14 @@ fn entries(value: Value) -> Result<BTreeMap<String, String>, String> {
 
 /// The locked packages. The direct copies are those the lock lists as dependencies of the
 /// working directory's package (exact when a name has several versions); for a virtual
-/// workspace manifest, every copy of a name the manifest declares.
+/// workspace manifest, every copy of a name the manifest declares. The format is the header's
+/// `version`, which `cargo-lock` infers (1 or 2) for a lock written before cargo stated it.
 pub(crate) fn parse_lock(
     file: &str,
     text: &str,
     package: Option<&str>,
     manifest: &Manifest,
-) -> Result<Vec<LockedPackage>, ChangesError> {
+) -> Result<ParsedLock, ChangesError> {
     let lock = guarded(file, || {
         text.parse::<cargo_lock::Lockfile>().map_err(|e| {
             let message = e.to_string();
@@ -101,7 +105,7 @@ pub(crate) fn parse_lock(
                 .collect()
         }
     };
-    Ok(lock
+    let packages = lock
         .packages
         .iter()
         .map(|p| {
@@ -118,7 +122,11 @@ pub(crate) fn parse_lock(
                 version,
             }
         })
-        .collect())
+        .collect();
+    Ok(ParsedLock {
+        packages,
+        format: Some(u32::from(lock.version).to_string()),
+    })
 }
 
 /// `cargo-lock` passes TOML's message through, which says `at line N`.

@@ -106,10 +106,22 @@ pub struct FieldChange {
     pub after: Option<String>,
 }
 
+/// A lock file whose format (as its header states it) differs after the commands: another
+/// version of the tool wrote it than the one that wrote the base.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FormatChange {
+    pub ecosystem: Ecosystem,
+    pub lock_file: String,
+    pub from: String,
+    pub to: String,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EcosystemDiff {
     pub ecosystem: Ecosystem,
     pub lock_file: Option<String>,
+    /// The lock's format before and after, when both are stated and differ.
+    pub format: Option<FormatChange>,
     /// Changed names, sorted.
     pub packages: Vec<PackageChange>,
     /// Names whose copies did not change, with their copies (to say where an update stayed).
@@ -169,6 +181,7 @@ fn ecosystem_diff(
     let mut out = EcosystemDiff {
         ecosystem,
         lock_file: after.lock_file.clone().or_else(|| before.lock_file.clone()),
+        format: format_change(ecosystem, before, after),
         packages: Vec::new(),
         unchanged: BTreeMap::new(),
         integrity: Vec::new(),
@@ -213,6 +226,26 @@ fn ecosystem_diff(
     }
     manifest_changes(&before.manifests, &after.manifests, &mut out);
     out
+}
+
+/// The same lock file in another format; a lock created or replaced by another file (npm's
+/// shrinkwrap) is no change of format.
+fn format_change(
+    ecosystem: Ecosystem,
+    before: &EcosystemSnapshot,
+    after: &EcosystemSnapshot,
+) -> Option<FormatChange> {
+    let lock_file = after.lock_file.as_ref()?;
+    if before.lock_file.as_ref() != Some(lock_file) {
+        return None;
+    }
+    let (from, to) = (before.format.as_ref()?, after.format.as_ref()?);
+    (from != to).then(|| FormatChange {
+        ecosystem,
+        lock_file: lock_file.clone(),
+        from: from.clone(),
+        to: to.clone(),
+    })
 }
 
 /// The distinct origins of a lock's copies; URLs are reduced to their host before any copy is

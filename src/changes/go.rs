@@ -35,6 +35,7 @@ pub(crate) fn snapshot(place: &Place) -> Result<EcosystemSnapshot, ChangesError>
     Ok(EcosystemSnapshot {
         lock_file: sum.is_some().then(|| place.rel(&sum_path)),
         packages,
+        format: None,
         manifests: vec![manifest],
     })
 }

@@ -27,8 +27,8 @@ mod yarn;
 mod tests;
 
 pub use diff::{
-    ChangeKind, Copy, Diff, EcosystemDiff, EntryChange, FieldChange, IntegrityChange,
-    PackageChange, Resolved, SourceChange, diff,
+    ChangeKind, Copy, Diff, EcosystemDiff, EntryChange, FieldChange, FormatChange,
+    IntegrityChange, PackageChange, Resolved, SourceChange, diff,
 };
 pub use error::ChangesError;
 pub(crate) use go::parse_mod as parse_go_mod;
@@ -97,6 +97,12 @@ impl Ecosystem {
     }
 }
 
+/// What a lock reader found: the locked copies and the lock's format.
+pub(crate) struct ParsedLock {
+    pub(crate) packages: Vec<LockedPackage>,
+    pub(crate) format: Option<String>,
+}
+
 /// One locked copy of a package.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LockedPackage {
@@ -118,6 +124,9 @@ pub struct EcosystemSnapshot {
     /// a go module without requirements).
     pub lock_file: Option<String>,
     pub packages: Vec<LockedPackage>,
+    /// The lock's format as its header states it (`4` for `Cargo.lock` `version = 4`,
+    /// `1 (revision 3)` for uv), when the format has one.
+    pub format: Option<String>,
     /// The working directory's manifest first, then the workspace root's when the lock lives
     /// there (its `[patch]`, `overrides` or `replace` govern the working directory too).
     pub manifests: Vec<Manifest>,
@@ -144,7 +153,7 @@ pub fn snapshot(
         if snapshot.ecosystems.contains_key(&ecosystem) {
             continue;
         }
-        let read = match ecosystem {
+        let mut read = match ecosystem {
             Ecosystem::Go => go::snapshot(&place)?,
             Ecosystem::Npm => npm::snapshot(&place)?,
             Ecosystem::Yarn => yarn::snapshot(&place)?,
@@ -156,7 +165,22 @@ pub fn snapshot(
             Ecosystem::Bundle => ruby::snapshot(&place)?,
             Ecosystem::Cargo => cargo::snapshot(&place)?,
         };
+        read.format = read.format.as_deref().and_then(format_value);
         snapshot.ecosystems.insert(ecosystem, read);
     }
     Ok(snapshot)
+}
+
+/// Longer than any real format value; the lock is written by the commands that ran, so what it
+/// states is quoted short and on one line.
+const MAX_FORMAT: usize = 40;
+
+fn format_value(stated: &str) -> Option<String> {
+    let value: String = stated
+        .chars()
+        .filter(|c| !c.is_control())
+        .take(MAX_FORMAT)
+        .collect();
+    let value = value.trim();
+    (!value.is_empty()).then(|| value.to_string())
 }

@@ -60,6 +60,7 @@ pub(crate) fn snapshot(place: &Place) -> Result<EcosystemSnapshot, ChangesError>
     let lock: Lock =
         serde_json::from_str(&text).map_err(|e| ChangesError::parse(&file, Some(e.line()), e))?;
     let manifests = manifests(place, "npm", &dir)?;
+    let format = lock.lockfile_version.as_ref().map(scalar);
     let (mut packages, keys) = lock_packages(&file, &text, lock)?;
     mark_direct(
         &mut packages,
@@ -70,14 +71,24 @@ pub(crate) fn snapshot(place: &Place) -> Result<EcosystemSnapshot, ChangesError>
     Ok(EcosystemSnapshot {
         lock_file: Some(file),
         packages,
+        format,
         manifests,
     })
+}
+
+/// A header value as written: a string without its quotes, a number as is.
+pub(crate) fn scalar(value: &Value) -> String {
+    value
+        .as_str()
+        .map_or_else(|| value.to_string(), str::to_string)
 }
 
 /// The fields read from a lock file; serde skips the rest (`dependencies` ranges, `engines`,
 /// `bin`...) without building them, which keeps a 3,000-entry lock cheap to read.
 #[derive(Deserialize)]
 struct Lock {
+    #[serde(rename = "lockfileVersion")]
+    lockfile_version: Option<Value>,
     packages: Option<HashMap<String, Entry>>,
 }
 

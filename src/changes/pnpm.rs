@@ -5,7 +5,7 @@
 //! cannot make it build an exponential document. `serde_yaml` is unmaintained.
 
 use super::read::{Place, guarded};
-use super::{ChangesError, EcosystemSnapshot, LockedPackage, Source, npm};
+use super::{ChangesError, EcosystemSnapshot, LockedPackage, ParsedLock, Source, npm};
 use std::collections::HashSet;
 use yaml_rust2::{Yaml, YamlLoader};
 
@@ -19,21 +19,22 @@ pub(crate) fn snapshot(place: &Place) -> Result<EcosystemSnapshot, ChangesError>
     let file = place.rel(&path);
     let text = place.read(&path)?;
     let manifests = npm::manifests(place, "pnpm", &dir)?;
-    let packages = parse(&file, &text, &place.working_dir_from(&dir))?;
+    let lock = parse(&file, &text, &place.working_dir_from(&dir))?;
     Ok(EcosystemSnapshot {
         lock_file: Some(file),
-        packages,
+        packages: lock.packages,
+        format: lock.format,
         manifests,
     })
 }
 
 /// The locked packages, with the direct copies of the importer at `working_dir` (relative to
-/// the lock's directory) marked.
+/// the lock's directory) marked, and the lock's `lockfileVersion`.
 pub(crate) fn parse(
     file: &str,
     text: &str,
     working_dir: &str,
-) -> Result<Vec<LockedPackage>, ChangesError> {
+) -> Result<ParsedLock, ChangesError> {
     let docs = guarded(file, || {
         YamlLoader::load_from_str(text)
             .map_err(|e| ChangesError::parse(file, Some(e.marker().line()), e.info()))
@@ -55,8 +56,12 @@ pub(crate) fn parse(
         importers => &importers[importer_key],
     };
     let direct = direct_versions(importer);
+    let format = lockfile_version(&doc["lockfileVersion"]);
     let Some(entries) = doc["packages"].as_hash() else {
-        return Ok(Vec::new());
+        return Ok(ParsedLock {
+            packages: Vec::new(),
+            format,
+        });
     };
     let mut seen = HashSet::new();
     let mut packages = Vec::new();
@@ -82,7 +87,16 @@ pub(crate) fn parse(
             version,
         });
     }
-    Ok(packages)
+    Ok(ParsedLock { packages, format })
+}
+
+/// `'9.0'` (a string since pnpm 8), or a number in older locks (`5.4`).
+fn lockfile_version(value: &Yaml) -> Option<String> {
+    match value {
+        Yaml::String(s) | Yaml::Real(s) => Some(s.clone()),
+        Yaml::Integer(i) => Some(i.to_string()),
+        _ => None,
+    }
 }
 
 /// (name, version) of every dependency of an importer, peer suffixes removed.

@@ -2,7 +2,7 @@
 //! Their manifest is `pyproject.toml`; the lock may sit at a workspace root.
 
 use super::read::Place;
-use super::{ChangesError, EcosystemSnapshot, LockedPackage, Source, error, python};
+use super::{ChangesError, EcosystemSnapshot, LockedPackage, ParsedLock, Source, error, python};
 use serde::Deserialize;
 use std::collections::{BTreeMap, HashSet};
 
@@ -16,6 +16,8 @@ struct PoetryLock {
 
 #[derive(Deserialize, Default)]
 struct PoetryMetadata {
+    #[serde(rename = "lock-version")]
+    lock_version: Option<String>,
     /// Lock format 1.x kept the hashes here rather than per package.
     #[serde(default)]
     files: BTreeMap<String, Vec<FileHash>>,
@@ -45,8 +47,21 @@ struct FileHash {
 
 #[derive(Deserialize)]
 struct UvLock {
+    version: Option<u32>,
+    revision: Option<u32>,
     #[serde(default)]
     package: Vec<UvPackage>,
+}
+
+impl UvLock {
+    /// `1 (revision 3)`: uv raises the revision for changes older uv versions can still read.
+    fn format(&self) -> Option<String> {
+        let version = self.version?;
+        Some(match self.revision {
+            Some(revision) => format!("{version} (revision {revision})"),
+            None => version.to_string(),
+        })
+    }
 }
 
 #[derive(Deserialize)]
@@ -64,7 +79,7 @@ struct UvPackage {
 pub(crate) fn poetry(place: &Place) -> Result<EcosystemSnapshot, ChangesError> {
     read(place, "poetry", "poetry.lock", |file, text, direct| {
         let lock: PoetryLock = toml_records(file, text)?;
-        Ok(lock
+        let packages = lock
             .package
             .iter()
             .map(|p| {
@@ -85,14 +100,18 @@ pub(crate) fn poetry(place: &Place) -> Result<EcosystemSnapshot, ChangesError> {
                     name,
                 }
             })
-            .collect())
+            .collect();
+        Ok(ParsedLock {
+            packages,
+            format: lock.metadata.lock_version.clone(),
+        })
     })
 }
 
 pub(crate) fn uv(place: &Place) -> Result<EcosystemSnapshot, ChangesError> {
     read(place, "uv", "uv.lock", |file, text, direct| {
         let lock: UvLock = toml_records(file, text)?;
-        Ok(lock
+        let packages = lock
             .package
             .iter()
             .map(|p| {
@@ -105,11 +124,15 @@ pub(crate) fn uv(place: &Place) -> Result<EcosystemSnapshot, ChangesError> {
                     name,
                 }
             })
-            .collect())
+            .collect();
+        Ok(ParsedLock {
+            packages,
+            format: lock.format(),
+        })
     })
 }
 
-type Parse = fn(&str, &str, &HashSet<String>) -> Result<Vec<LockedPackage>, ChangesError>;
+type Parse = fn(&str, &str, &HashSet<String>) -> Result<ParsedLock, ChangesError>;
 
 fn read(
     place: &Place,
@@ -131,10 +154,11 @@ fn read(
     let direct: HashSet<String> = manifests[0].names().map(str::to_string).collect();
     let path = dir.join(name);
     let lock_file = place.rel(&path);
-    let packages = parse(&lock_file, &place.read(&path)?, &direct)?;
+    let lock = parse(&lock_file, &place.read(&path)?, &direct)?;
     Ok(EcosystemSnapshot {
         lock_file: Some(lock_file),
-        packages,
+        packages: lock.packages,
+        format: lock.format,
         manifests,
     })
 }

@@ -8,7 +8,7 @@
 //! and first word (`source`, `ruby`, `group :test > git_source`).
 
 use super::read::Place;
-use super::{ChangesError, EcosystemSnapshot, LockedPackage, Manifest, Source};
+use super::{ChangesError, EcosystemSnapshot, LockedPackage, Manifest, ParsedLock, Source};
 use std::collections::{HashMap, HashSet};
 
 pub(crate) fn snapshot(place: &Place) -> Result<EcosystemSnapshot, ChangesError> {
@@ -25,10 +25,11 @@ pub(crate) fn snapshot(place: &Place) -> Result<EcosystemSnapshot, ChangesError>
         .ok_or_else(|| place.missing_lock("bundle", lock_names[0]))?;
     let path = dir.join(name);
     let lock_file = place.rel(&path);
-    let packages = gemfile_lock(&lock_file, &place.read(&path)?)?;
+    let lock = gemfile_lock(&lock_file, &place.read(&path)?)?;
     Ok(EcosystemSnapshot {
         lock_file: Some(lock_file),
-        packages,
+        packages: lock.packages,
+        format: lock.format,
         manifests: vec![manifest],
     })
 }
@@ -119,9 +120,11 @@ fn strip_comment(line: &str) -> &str {
 
 /// The specs of every `GEM`, `GIT` and `PATH` section, with `DEPENDENCIES` marking the direct
 /// gems and `CHECKSUMS` (bundler 2.6+) giving integrities. A platform-specific spec
-/// (`nokogiri (1.19.4-x86_64-linux-gnu)`) is a copy of the gem's version.
-pub(crate) fn gemfile_lock(file: &str, text: &str) -> Result<Vec<LockedPackage>, ChangesError> {
+/// (`nokogiri (1.19.4-x86_64-linux-gnu)`) is a copy of the gem's version. The format is the
+/// version of Bundler that wrote the lock, under `BUNDLED WITH`.
+pub(crate) fn gemfile_lock(file: &str, text: &str) -> Result<ParsedLock, ChangesError> {
     let mut packages = Vec::new();
+    let mut format = None;
     let mut direct = HashSet::new();
     let mut checksums = HashMap::new();
     let (mut section, mut remote, mut revision) = ("", String::new(), String::new());
@@ -134,6 +137,8 @@ pub(crate) fn gemfile_lock(file: &str, text: &str) -> Result<Vec<LockedPackage>,
             0 if !content.is_empty() => {
                 (section, remote, revision) = (content, String::new(), String::new());
             }
+            // Older Bundler versions indented it by three spaces.
+            2 | 3 if section == "BUNDLED WITH" => format = Some(content.to_string()),
             2 => match section {
                 "DEPENDENCIES" => {
                     direct.insert(
@@ -178,14 +183,15 @@ pub(crate) fn gemfile_lock(file: &str, text: &str) -> Result<Vec<LockedPackage>,
             _ => {}
         }
     }
-    Ok(packages
+    let packages = packages
         .into_iter()
         .map(|(spec, mut package)| {
             package.integrity = package.integrity.or_else(|| checksums.get(&spec).cloned());
             package.direct = direct.contains(&package.name);
             package
         })
-        .collect())
+        .collect();
+    Ok(ParsedLock { packages, format })
 }
 
 /// `name (version[-platform])` -> (name, version).

@@ -7,7 +7,7 @@
 //! here: the manifests are unchanged and the tool resolved against them; the source and
 //! integrity rules still apply to every changed entry.
 
-use super::diff::{ChangeKind, Diff, EcosystemDiff, PackageChange, Resolved};
+use super::diff::{ChangeKind, Diff, EcosystemDiff, FormatChange, PackageChange, Resolved};
 use super::source::{host, registry_link};
 use super::version::same_version;
 use super::{Ecosystem, Source};
@@ -102,6 +102,9 @@ pub struct Verdict {
     pub direct: Vec<ChangeFact>,
     /// Every other changed package (folded in the PR).
     pub transitive: Vec<ChangeFact>,
+    /// Lock files the commands rewrote in another format. A fact, not a finding: the toolchain
+    /// check is what holds a unit to the project's tool versions.
+    pub formats: Vec<FormatChange>,
 }
 
 impl Verdict {
@@ -146,6 +149,7 @@ pub fn check(diff: &Diff, declared: &[Declared], allowed_hosts: &[String]) -> Ve
             .collect();
         undeclared(eco, &names, declared, maintenance, &mut verdict.findings);
         fields_and_sources(eco, &allowed, &mut verdict.findings);
+        verdict.formats.extend(eco.format.clone());
         for change in &eco.packages {
             let fact = change_fact(eco.ecosystem, change);
             if direct_changed(change) {

@@ -2,7 +2,9 @@
 //! both formats (berry's `resolution:` and `checksum:` map to its `resolved` and `integrity`).
 
 use super::read::{Place, guarded};
-use super::{ChangesError, EcosystemSnapshot, LockedPackage, Manifest, Source, error, npm};
+use super::{
+    ChangesError, EcosystemSnapshot, LockedPackage, Manifest, ParsedLock, Source, error, npm,
+};
 use std::collections::HashSet;
 
 pub(crate) fn snapshot(place: &Place) -> Result<EcosystemSnapshot, ChangesError> {
@@ -13,19 +15,21 @@ pub(crate) fn snapshot(place: &Place) -> Result<EcosystemSnapshot, ChangesError>
     let file = place.rel(&path);
     let text = place.read(&path)?;
     let manifests = npm::manifests(place, "yarn", &dir)?;
-    let packages = parse(&file, &text, &manifests[0])?;
+    let lock = parse(&file, &text, &manifests[0])?;
     Ok(EcosystemSnapshot {
         lock_file: Some(file),
-        packages,
+        packages: lock.packages,
+        format: lock.format,
         manifests,
     })
 }
 
+/// The format is berry's `__metadata` `version`, and 1 for a classic lock ("yarn lockfile v1").
 pub(crate) fn parse(
     file: &str,
     text: &str,
     manifest: &Manifest,
-) -> Result<Vec<LockedPackage>, ChangesError> {
+) -> Result<ParsedLock, ChangesError> {
     // A descriptor (name, range) of the working directory's manifest marks the direct copy;
     // berry writes default-registry ranges with an `npm:` prefix.
     let wanted: HashSet<(String, String)> = manifest
@@ -37,7 +41,7 @@ pub(crate) fn parse(
     guarded(file, || {
         let lock = yarn_lock_parser::parse_str(text).map_err(|e| parse_error(file, text, &e))?;
         let berry = lock.version > 1;
-        Ok(lock
+        let packages = lock
             .entries
             .iter()
             .map(|entry| LockedPackage {
@@ -54,7 +58,11 @@ pub(crate) fn parse(
                     .iter()
                     .any(|(n, r)| wanted.contains(&((*n).to_string(), (*r).to_string()))),
             })
-            .collect())
+            .collect();
+        Ok(ParsedLock {
+            packages,
+            format: Some(lock.version.to_string()),
+        })
     })
 }
 

@@ -153,6 +153,15 @@ impl PackageChange {
     }
 }
 
+/// A lock file the commands rewrote in another format (see [`changes::FormatChange`]).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LockFormatChange {
+    pub ecosystem: String,
+    pub lock_file: String,
+    pub from: String,
+    pub to: String,
+}
+
 /// A finding of the change verification, as the report carries it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ChangeFinding {
@@ -172,6 +181,9 @@ pub struct ChangeRecord {
     pub direct: Vec<PackageChange>,
     /// Every other changed package.
     pub transitive: Vec<PackageChange>,
+    /// Lock files written in another format than the base's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lock_formats: Vec<LockFormatChange>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub findings: Vec<ChangeFinding>,
     #[serde(skip)]
@@ -184,6 +196,16 @@ impl ChangeRecord {
             branch: branch.to_string(),
             direct: verdict.direct.iter().map(PackageChange::of).collect(),
             transitive: verdict.transitive.iter().map(PackageChange::of).collect(),
+            lock_formats: verdict
+                .formats
+                .iter()
+                .map(|c| LockFormatChange {
+                    ecosystem: c.ecosystem.as_str().to_string(),
+                    lock_file: c.lock_file.clone(),
+                    from: c.from.clone(),
+                    to: c.to.clone(),
+                })
+                .collect(),
             findings: verdict
                 .findings
                 .iter()
