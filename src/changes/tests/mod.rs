@@ -2,6 +2,7 @@
 
 mod diffs;
 mod errors;
+mod formats;
 mod parsers;
 mod rules;
 
