@@ -27,11 +27,7 @@ pub(crate) fn snapshot(place: &Place) -> Result<EcosystemSnapshot, ChangesError>
 }
 
 /// The locked packages and the lock's `lockfileVersion`.
-pub(crate) fn parse(
-    file: &str,
-    text: &str,
-    working_dir: &str,
-) -> Result<ParsedLock, ChangesError> {
+pub(crate) fn parse(file: &str, text: &str, working_dir: &str) -> Result<ParsedLock, ChangesError> {
     let lock: Value = jsonc_parser::parse_to_serde_value(text, &Default::default())
         .map_err(|e| ChangesError::parse(file, Some(e.line_display()), e.kind()))?;
     let workspace = &lock["workspaces"][working_dir];

@@ -27,8 +27,8 @@ mod yarn;
 mod tests;
 
 pub use diff::{
-    ChangeKind, Copy, Diff, EcosystemDiff, EntryChange, FieldChange, FormatChange,
-    IntegrityChange, PackageChange, Resolved, SourceChange, diff,
+    ChangeKind, Copy, Diff, EcosystemDiff, EntryChange, FieldChange, FormatChange, IntegrityChange,
+    PackageChange, Resolved, SourceChange, diff,
 };
 pub use error::ChangesError;
 pub(crate) use go::parse_mod as parse_go_mod;

@@ -30,11 +30,7 @@ pub(crate) fn snapshot(place: &Place) -> Result<EcosystemSnapshot, ChangesError>
 
 /// The locked packages, with the direct copies of the importer at `working_dir` (relative to
 /// the lock's directory) marked, and the lock's `lockfileVersion`.
-pub(crate) fn parse(
-    file: &str,
-    text: &str,
-    working_dir: &str,
-) -> Result<ParsedLock, ChangesError> {
+pub(crate) fn parse(file: &str, text: &str, working_dir: &str) -> Result<ParsedLock, ChangesError> {
     let docs = guarded(file, || {
         YamlLoader::load_from_str(text)
             .map_err(|e| ChangesError::parse(file, Some(e.marker().line()), e.info()))

@@ -222,6 +222,56 @@ fn npm_update_async_states_what_the_lock_did() {
     );
 }
 
+/// The base's package-lock.json is lockfileVersion 1 (as npm 6 wrote it); `npm update async`
+/// by today's npm rewrites it as lockfileVersion 3. The PR states the change of format below its
+/// table, the commit message and the report too, and nothing is blocked for it.
+#[test]
+fn npm_update_states_a_lock_rewritten_in_another_format() {
+    if !tool_present(&["npm", "--version"]) {
+        return;
+    }
+    let f = Fixture::new();
+    let registry = NpmRegistry::start("async");
+    registry.publish("3.2.5");
+    f.add_node_app(
+        &registry,
+        &[("async", "^3.2.5")],
+        &[&[
+            "npm",
+            "install",
+            "--package-lock-only",
+            "--lockfile-version",
+            "1",
+        ]],
+    );
+    registry.publish("3.2.6");
+    assert!(
+        f.show("main", "package-lock.json")
+            .contains("\"lockfileVersion\": 1,")
+    );
+    let plan = npm_plan(vec![async_update("quartermaster/async", "3.2.5", "3.2.6")]);
+    let npmrc = format!("npmrc={}", f.npmrc(&registry).display());
+    let run = f.run_with(&plan, &[], &[("QM_TOOL_CONFIG", &npmrc)]);
+    assert_eq!(run.code, 0, "{}", run.said());
+    assert_eq!(run.status(0), "done", "{}", run.said());
+    let body = f.pulls()[0]["body"].as_str().unwrap().to_string();
+    assert!(
+        body.contains(
+            "| `async` | `3.2.5` → `3.2.6` | patch |\n\nLock format: `package-lock.json` `1` → `3` (written by another tool version than before).\n"
+        ),
+        "{body}"
+    );
+    let message = sh(&f.remote, "git log -1 --format=%B quartermaster/async");
+    assert!(
+        message.contains("- async: 3.2.5 -> 3.2.6\n- package-lock.json format: 1 -> 3\n"),
+        "{message}"
+    );
+    assert_eq!(
+        run.action(0)["changes"][0]["lock_formats"],
+        json!([{"ecosystem": "npm", "lock_file": "package-lock.json", "from": "1", "to": "3"}])
+    );
+}
+
 /// `go get` of a module go.mod does not require would add it: refused before anything runs.
 #[test]
 fn go_get_cannot_add_a_module() {

@@ -1,6 +1,6 @@
 //! The lock's format each reader records, and its change as a fact that blocks nothing.
 
-use super::{copy, edit, eco, fixture, read};
+use super::{copy, eco, edit, fixture, read};
 use crate::changes::{Declared, Ecosystem, FormatChange, UpdateType, check, diff};
 
 /// The format recorded for the fixture `rel` read as `ecosystem`.
@@ -18,7 +18,10 @@ fn cargo_lock_states_its_version() {
 #[test]
 fn package_lock_states_its_lockfile_version() {
     assert_eq!(format_of("npm/winston", ".", "npm").as_deref(), Some("3"));
-    assert_eq!(format_of("npm/lockfile-v1", ".", "npm").as_deref(), Some("1"));
+    assert_eq!(
+        format_of("npm/lockfile-v1", ".", "npm").as_deref(),
+        Some("1")
+    );
 }
 
 #[test]
@@ -27,7 +30,10 @@ fn yarn_lock_states_berry_metadata_version_or_classic_1() {
         format_of("yarn-berry/prettier", ".", "yarn").as_deref(),
         Some("10")
     );
-    assert_eq!(format_of("yarn-v1/hyper", ".", "yarn").as_deref(), Some("1"));
+    assert_eq!(
+        format_of("yarn-v1/hyper", ".", "yarn").as_deref(),
+        Some("1")
+    );
 }
 
 #[test]
