@@ -33,6 +33,7 @@ pub use diff::{
 pub use error::ChangesError;
 pub(crate) use go::parse_mod as parse_go_mod;
 pub use manifest::Manifest;
+pub(crate) use ruby::gemfile_lock as parse_gemfile_lock;
 pub use rules::{ChangeFact, Code, Declared, Finding, UpdateFact, UpdateType, Verdict, check};
 pub use source::Source;
 

@@ -218,13 +218,10 @@ fn bundled_with(place: &Place) -> Result<Option<Declared>, DeclaredError> {
     let Some((file, text)) = nearest(place, &["Gemfile.lock", "gems.locked"])? else {
         return Ok(None);
     };
-    let mut lines = text
-        .lines()
-        .skip_while(|l| l.trim() != "BUNDLED WITH")
-        .skip(1);
-    Ok(lines
-        .find(|l| !l.trim().is_empty())
-        .map(|v| declared(Tool::Bundler, &file, v, Rule::Major)))
+    let lock = crate::changes::parse_gemfile_lock(&file, &text)?;
+    Ok(lock
+        .format
+        .map(|v| declared(Tool::Bundler, &file, &v, Rule::Major)))
 }
 
 /// asdf's and mise's `.tool-versions`: `nodejs 20.11.1` and the like, one tool a line (the first
