@@ -319,37 +319,7 @@ fn go_get_states_what_go_mod_did() {
     proxy.publish("v1.0.0");
     f.add_go_app(&proxy, "example.com/lib", "v1.0.0");
     proxy.publish("v1.0.1");
-    let mut action = create_mr(
-        "quartermaster/go-lib",
-        &[
-            json!({"package": "example.com/lib", "from": "v1.0.0", "to": "v1.0.1", "update_type": "patch"}),
-        ],
-        "batch",
-    );
-    action["title"] = json!("chore(deps): update example.com/lib");
-    action["commands"] = json!(["go get example.com/lib@v1.0.1"]);
-    action["test_command"] = json!("go test ./...");
-    let mut go_plan = plan(vec![action]);
-    go_plan["repo_context"]["ecosystems"] = json!(["go"]);
-    go_plan["repo_context"]["test_command"] = json!("go test ./...");
-    go_plan["repo_context"]["lock_files"] = json!(["go.sum"]);
-    let dir = proxy.dir.display().to_string();
-    let run = f.run_with(
-        &go_plan,
-        &[
-            "--extra-env",
-            "GOPROXY",
-            "--extra-env",
-            "GOSUMDB",
-            "--expose-dir",
-            &dir,
-        ],
-        &[
-            ("GOPROXY", &proxy.url),
-            ("GOSUMDB", "off"),
-            ("GOTOOLCHAIN", "local"),
-        ],
-    );
+    let run = proxy.run_update(&f, "local");
     assert_eq!(run.code, 0, "{}", run.said());
     assert_eq!(run.status(0), "done", "{}", run.said());
     let update = &run.action(0)["updates"][0];

@@ -253,36 +253,7 @@ fn go_fetches_no_toolchain_by_default() {
         .unwrap()
         .trim_start_matches("go")
         .to_string();
-    let mut action = create_mr(
-        "quartermaster/go-lib",
-        &[
-            json!({"package": "example.com/lib", "from": "v1.0.0", "to": "v1.0.1", "update_type": "patch"}),
-        ],
-        "batch",
-    );
-    action["commands"] = json!(["go get example.com/lib@v1.0.1"]);
-    action["test_command"] = json!("go test ./...");
-    let mut go_plan = plan(vec![action]);
-    go_plan["repo_context"]["ecosystems"] = json!(["go"]);
-    go_plan["repo_context"]["test_command"] = json!("go test ./...");
-    go_plan["repo_context"]["lock_files"] = json!(["go.sum"]);
-    let dir = proxy.dir.display().to_string();
-    let run = f.run_with(
-        &go_plan,
-        &[
-            "--extra-env",
-            "GOPROXY",
-            "--extra-env",
-            "GOSUMDB",
-            "--expose-dir",
-            &dir,
-        ],
-        &[
-            ("GOPROXY", &proxy.url),
-            ("GOSUMDB", "off"),
-            ("GOTOOLCHAIN", "auto"),
-        ],
-    );
+    let run = proxy.run_update(&f, "auto");
     let checks = &run.action(0)["toolchains"];
     let row = |declared: &str, rule: &str| {
         json!({

@@ -3,7 +3,8 @@
 //! resolves and downloads with no network. Versions are published as a release appears after
 //! go.sum was written.
 
-use super::{Fixture, sh, succeed};
+use super::{Fixture, Run, create_mr, plan, sh, succeed};
+use serde_json::json;
 use std::path::{Path, PathBuf};
 
 pub struct GoProxy {
@@ -57,6 +58,44 @@ impl GoProxy {
         let list = versions.join("list");
         let text = std::fs::read_to_string(&list).unwrap_or_default();
         std::fs::write(&list, format!("{text}{version}\n")).unwrap();
+    }
+}
+
+impl GoProxy {
+    /// Runs, against this proxy, a plan updating the module from v1.0.0 to v1.0.1 with `go get`
+    /// on `quartermaster/go-lib`, tested by `go test ./...`; `gotoolchain` is the operator's
+    /// GOTOOLCHAIN.
+    pub fn run_update(&self, f: &Fixture, gotoolchain: &str) -> Run {
+        let module = &self.module;
+        let mut action = create_mr(
+            "quartermaster/go-lib",
+            &[json!({"package": module, "from": "v1.0.0", "to": "v1.0.1", "update_type": "patch"})],
+            "batch",
+        );
+        action["title"] = json!(format!("chore(deps): update {module}"));
+        action["commands"] = json!([format!("go get {module}@v1.0.1")]);
+        action["test_command"] = json!("go test ./...");
+        let mut go_plan = plan(vec![action]);
+        go_plan["repo_context"]["ecosystems"] = json!(["go"]);
+        go_plan["repo_context"]["test_command"] = json!("go test ./...");
+        go_plan["repo_context"]["lock_files"] = json!(["go.sum"]);
+        let dir = self.dir.display().to_string();
+        f.run_with(
+            &go_plan,
+            &[
+                "--extra-env",
+                "GOPROXY",
+                "--extra-env",
+                "GOSUMDB",
+                "--expose-dir",
+                &dir,
+            ],
+            &[
+                ("GOPROXY", &self.url),
+                ("GOSUMDB", "off"),
+                ("GOTOOLCHAIN", gotoolchain),
+            ],
+        )
     }
 }
 
