@@ -24,6 +24,7 @@ pub mod mcp;
 pub mod mission;
 pub mod named_plan;
 pub mod plan;
+pub mod policy;
 pub mod process;
 pub mod report;
 pub mod run;

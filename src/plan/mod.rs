@@ -336,6 +336,23 @@ pub enum UpdateType {
 }
 
 impl UpdateType {
+    pub const ALL: [UpdateType; 9] = [
+        UpdateType::Major,
+        UpdateType::Minor,
+        UpdateType::Patch,
+        UpdateType::Digest,
+        UpdateType::Pin,
+        UpdateType::PinDigest,
+        UpdateType::LockFileMaintenance,
+        UpdateType::Rollback,
+        UpdateType::Replacement,
+    ];
+
+    /// The update type of its name in a plan (`pin_digest`).
+    pub fn parse(name: &str) -> Option<UpdateType> {
+        UpdateType::ALL.into_iter().find(|t| t.as_str() == name)
+    }
+
     pub const fn as_str(self) -> &'static str {
         match self {
             UpdateType::Major => "major",
