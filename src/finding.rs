@@ -216,6 +216,17 @@ codes! {
     ChangeUnreadable => "change.unreadable",
     /// A toolchain the repository declares differs from the one the commands get (run time).
     ToolchainMismatch => "toolchain.mismatch",
+    /// A newly resolved version was published more recently than the policy's minimum release
+    /// age (run time).
+    PolicyReleaseTooNew => "policy.release_too_new",
+    /// The publish time of a newly resolved version could not be learned (run time).
+    PolicyReleaseAgeUnknown => "policy.release_age_unknown",
+    /// A newly resolved version has a known advisory (run time).
+    PolicyVulnerable => "policy.vulnerable",
+    /// The advisory database could not be asked, and the policy fails closed (run time).
+    PolicyAdvisoriesUnavailable => "policy.advisories_unavailable",
+    /// A newly resolved version is deprecated or yanked by its registry (run time).
+    PolicyDeprecated => "policy.deprecated",
 }
 
 impl fmt::Display for Code {

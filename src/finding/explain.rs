@@ -383,6 +383,26 @@ explanations! {
         "At run time, with `--toolchain-policy fail`: a toolchain the repository declares (go.mod, `.nvmrc`, package.json `engines` or `packageManager`, rust-toolchain.toml, `.python-version`, `requires-python`, `.ruby-version`, `BUNDLED WITH`, `.tool-versions`) differs from the one its commands would run with, and a lock file written by another toolchain is wrong even when its tests pass; the unit fails before any command runs.",
         "Nothing to change in the plan: install the declared version where Quartermaster runs, pass `--toolchain-install` to let Go, rustup and corepack fetch it, or update the declaration in the repository; `--toolchain-policy warn` records the mismatch and goes on.",
     ),
+    PolicyReleaseTooNew => (
+        "At run time: a version the unit's lock files newly resolve (directly or transitively) was published more recently than the repository's minimum release age (`.quartermaster.toml` `[release-age] minimum`, 3 days by default); fresh releases are how compromised packages spread, so the unit is refused before its tests and nothing is pushed. A version that fixes a known advisory of the one it replaces is exempt.",
+        "Propose the update again once the version is old enough (check_update gives its age), pick an older version, or ask the maintainers to exempt the package with `[release-age] exclude`.",
+    ),
+    PolicyReleaseAgeUnknown => (
+        "At run time: the registry the unit's configuration points at did not say when a newly resolved version was published (it could not be reached, or does not record publish times), and the policy refuses versions of unknown age.",
+        "Retry when the registry answers; a repository whose registry records no publish times can set `[release-age] unknown-publish-time = \"allow\"`.",
+    ),
+    PolicyVulnerable => (
+        "At run time: a version the unit's lock files newly resolve has a known advisory in OSV; the unit is refused and nothing is pushed.",
+        "Choose a version that fixes the advisory (check_update lists the advisories of a candidate version); the maintainers can accept an advisory with `[advisories] ignore`.",
+    ),
+    PolicyAdvisoriesUnavailable => (
+        "At run time: the advisory database (OSV, `--osv-url`) could not be asked after retries, and the policy fails closed (`[advisories] block = true`): no unit is published without its advisories checked.",
+        "Nothing to change in the plan: run again when OSV answers, point `--osv-url` at a reachable mirror, or have the maintainers set `[advisories] block = false`.",
+    ),
+    PolicyDeprecated => (
+        "At run time: a version the unit's lock files newly resolve is deprecated (npm) or yanked (PyPI, crates, RubyGems) by its registry; the unit is refused and nothing is pushed.",
+        "Choose another version (check_update says whether a candidate is deprecated); the maintainers can allow them with `[deprecated] block = false`.",
+    ),
 }
 
 #[cfg(test)]
