@@ -2,6 +2,7 @@
 //! open the forge, hide the checkout's persisted credentials, probe the sandbox, run the engine,
 //! conclude.
 
+mod gates;
 pub mod named;
 mod sandbox;
 
@@ -15,7 +16,7 @@ use crate::mission::Mission;
 use crate::report::{
     ActionReport, IsolationReport, REPORT_VERSION, RunReport, Summary, Timing, ValidationReport,
 };
-use crate::run::{Engine, Settings};
+use crate::run::{Engine, OpenedRemote, Settings};
 use crate::schedule::KeyContext;
 use crate::validate::{self, ValidatedPlan, Validation};
 use secrecy::ExposeSecret;
@@ -174,17 +175,35 @@ fn execute(
     let guard = guard_checkout(config, progress)?;
     *crate::harden::lock(&guard_slot) = Some(guard);
     let scratch = crate::harden::scratch()?;
-    let settings = settings(config, scratch.path());
-    let sandbox = sandbox::open(config, plan, scratch.path(), settings.child_env.clone())?;
+    // The remote is read before any unit, so that the policy comes from the very commit the
+    // units start from.
+    let opened = gates::builds(config, plan)
+        .then(|| OpenedRemote::open(forge.remote(), scratch.path(), plan.plan(), progress));
+    let policy = gates::policy(config, plan, opened.as_ref())?;
+    if opened.is_some() {
+        progress.line(&format!("quartermaster: {}", policy.summary()));
+    }
+    let carried = gates::carry(config, plan, progress);
+    let settings = settings(config, scratch.path(), &carried, policy, runtime.handle())?;
+    let sandbox = sandbox::open(
+        config,
+        plan,
+        scratch.path(),
+        settings.child_env.clone(),
+        &carried,
+    )?;
     progress.line(&format!(
         "quartermaster: commands run sandboxed ({})",
         sandbox.level()
     ));
     let keys = KeyContext::discover(plan.plan(), &config.checkout, config.allow_mentions);
-    let actions = Engine::new(plan, forge.as_ref(), &settings, progress, &sandbox)
+    let mut engine = Engine::new(plan, forge.as_ref(), &settings, progress, &sandbox)
         .only(config.only.as_ref())
-        .jobs(config.jobs, keys)
-        .run(runtime.handle());
+        .jobs(config.jobs, keys);
+    if let Some(opened) = opened {
+        engine = engine.remote(opened);
+    }
+    let actions = engine.run(runtime.handle());
     let isolation = IsolationReport {
         level: sandbox.level(),
         fallbacks: sandbox.fallbacks().to_vec(),
@@ -216,10 +235,27 @@ fn guard_checkout(config: &RunConfig, progress: &Progress) -> Result<CredentialG
     Ok(guard)
 }
 
-fn settings(config: &RunConfig, scratch: &std::path::Path) -> Settings {
-    let mut child_env = crate::process::child_env(std::env::vars_os(), &config.extra_env);
-    crate::toolchain::env::apply(&mut child_env, config.toolchain_install, &config.extra_env);
-    Settings {
+fn settings(
+    config: &RunConfig,
+    scratch: &std::path::Path,
+    carried: &crate::supply::carry::Carried,
+    policy: crate::policy::Policy,
+    runtime: &tokio::runtime::Handle,
+) -> Result<Settings, ConfigError> {
+    let extra_env: Vec<String> = config
+        .extra_env
+        .iter()
+        .chain(&carried.env)
+        .cloned()
+        .collect();
+    let mut child_env = crate::process::child_env(std::env::vars_os(), &extra_env);
+    crate::toolchain::env::apply(&mut child_env, config.toolchain_install, &extra_env);
+    let screener = gates::screener(config, policy, carried, &child_env, runtime.clone())?;
+    let mut secrets = secret_forms(config);
+    secrets.extend(carried.secrets.iter().cloned());
+    let mut registry_hosts = config.registry_hosts.clone();
+    registry_hosts.extend(carried.hosts.iter().cloned());
+    Ok(Settings {
         dry_run: config.dry_run,
         min_confidence: config.min_confidence,
         command_timeout: config.command_timeout,
@@ -228,11 +264,12 @@ fn settings(config: &RunConfig, scratch: &std::path::Path) -> Settings {
         draft: config.draft,
         allow_mentions: config.allow_mentions,
         child_env,
-        secrets: secret_forms(config),
-        registry_hosts: config.registry_hosts.clone(),
+        secrets,
+        registry_hosts,
         scratch: scratch.to_path_buf(),
         toolchain_policy: config.toolchain_policy,
-    }
+        screener,
+    })
 }
 
 /// The token in the forms it may travel in.

@@ -14,6 +14,7 @@ pub fn open(
     plan: &ValidatedPlan,
     scratch: &Path,
     child_env: BTreeMap<OsString, OsString>,
+    carried: &crate::supply::carry::Carried,
 ) -> Result<Sandbox, ConfigError> {
     let own: BTreeMap<OsString, OsString> = std::env::vars_os().collect();
     let mut sandbox = SandboxConfig::new(config.isolation, &own, child_env);
@@ -25,6 +26,10 @@ pub fn open(
     sandbox.checkout = Some(config.checkout.clone());
     sandbox.programs = plan.programs();
     sandbox.seeds = config.tool_configs.clone();
+    sandbox.seeds.extend(carried.seeds.iter().cloned());
     sandbox.toolchain_dirs = config.expose_dirs.clone();
+    sandbox
+        .toolchain_dirs
+        .extend(carried.expose.iter().cloned());
     Sandbox::probe(sandbox).map_err(|e| ConfigError::new(format!("sandbox: {e}")))
 }

@@ -64,8 +64,10 @@ pub enum Command {
     /// Serve MCP on standard input and output: tools to check a plan and submit it as a
     /// docker-agent named plan. Runs nothing.
     ///
-    /// Tools: get_schema, validate_plan, describe_mission, explain_code, submit_plan. Exits 0 when
-    /// the client closes its end, 1 when the session fails, 2 when the mission cannot be loaded.
+    /// Tools: get_schema, validate_plan, describe_mission (with the repository's policy),
+    /// explain_code, check_update (a candidate version against the policy: its age, advisories
+    /// and deprecation), submit_plan. Exits 0 when the client closes its end, 1 when the session
+    /// fails, 2 when the mission cannot be loaded.
     Mcp(McpArgs),
 }
 
@@ -103,6 +105,17 @@ pub struct McpArgs {
     /// ones [env: QM_MISSIONS_DIR].
     #[arg(long, value_name = "DIR")]
     pub missions_dir: Option<PathBuf>,
+    /// The repository's policy file, instead of `.quartermaster.toml` at the tip of the
+    /// checkout's default branch [env: QM_POLICY].
+    #[arg(long, value_name = "FILE")]
+    pub policy: Option<PathBuf>,
+    /// The repository checkout whose committed policy applies [env: QM_CHECKOUT; default:
+    /// GITHUB_WORKSPACE, CI_PROJECT_DIR or the current directory].
+    #[arg(long, value_name = "DIR")]
+    pub checkout: Option<PathBuf>,
+    /// The OSV service check_update asks [env: QM_OSV_URL; default: https://api.osv.dev].
+    #[arg(long, value_name = "URL")]
+    pub osv_url: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

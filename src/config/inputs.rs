@@ -174,6 +174,26 @@ pub struct Inputs {
     #[arg(long, value_name = "PATH")]
     #[serde(deserialize_with = "set")]
     pub repository: Option<String>,
+    /// The repository's policy, read from this file instead of `.quartermaster.toml` at the tip of
+    /// the default branch [env: QM_POLICY].
+    #[arg(long, value_name = "FILE")]
+    #[serde(deserialize_with = "set")]
+    pub policy: Option<PathBuf>,
+    /// The OSV service known advisories come from, without a trailing `/` [env: QM_OSV_URL;
+    /// default: https://api.osv.dev].
+    #[arg(long, value_name = "URL")]
+    #[serde(deserialize_with = "set")]
+    pub osv_url: Option<String>,
+    /// GitHub's REST API, where release notes of repositories on github.com are read [env:
+    /// QM_RELEASE_NOTES_GITHUB_API; default: https://api.github.com].
+    #[arg(long, value_name = "URL")]
+    #[serde(deserialize_with = "set")]
+    pub release_notes_github_api: Option<String>,
+    /// GitLab's REST API, where release notes of repositories on gitlab.com are read [env:
+    /// QM_RELEASE_NOTES_GITLAB_API; default: https://gitlab.com/api/v4].
+    #[arg(long, value_name = "URL")]
+    #[serde(deserialize_with = "set")]
+    pub release_notes_gitlab_api: Option<String>,
     /// The forge token: `QM_TOKEN` only.
     #[arg(skip)]
     #[serde(deserialize_with = "set")]
@@ -267,6 +287,14 @@ impl Inputs {
             toolchain_install: self.toolchain_install.or(fallback.toolchain_install),
             only: self.only.or(fallback.only),
             repository: self.repository.or(fallback.repository),
+            policy: self.policy.or(fallback.policy),
+            osv_url: self.osv_url.or(fallback.osv_url),
+            release_notes_github_api: self
+                .release_notes_github_api
+                .or(fallback.release_notes_github_api),
+            release_notes_gitlab_api: self
+                .release_notes_gitlab_api
+                .or(fallback.release_notes_gitlab_api),
             token: self.token.or(fallback.token),
             token_holders: [self.token_holders, fallback.token_holders].concat(),
             token_is_default: self.token_is_default.or(fallback.token_is_default),

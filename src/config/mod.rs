@@ -76,6 +76,12 @@ pub struct RunConfig {
     pub only: Option<Only>,
     /// The repository to work on instead of the CI job's own (a fleet job's).
     pub repository: Option<String>,
+    /// The operator's policy file, instead of the default branch's `.quartermaster.toml`.
+    pub policy: Option<PathBuf>,
+    /// The OSV service (no trailing `/`).
+    pub osv_url: String,
+    /// Where release notes are read.
+    pub notes_apis: crate::supply::notes::NotesApis,
     pub ci: CiEnv,
 }
 
@@ -159,11 +165,54 @@ impl RunConfig {
             only: Only::parse(inputs.only.as_deref().unwrap_or(""))
                 .map_err(|e| ConfigError::with_hint(e.to_string(), e.hint()))?,
             repository: inputs.repository.clone(),
+            policy: inputs.policy.clone(),
+            osv_url: service_url(
+                "osv-url",
+                inputs.osv_url.as_deref(),
+                crate::supply::osv::DEFAULT_URL,
+            )?,
+            notes_apis: notes_apis(&inputs)?,
             plan,
             forge,
             ci,
         })
     }
+}
+
+/// A service's base URL: `http(s)://…`, without a trailing `/` (`QM_OSV_URL` is documented so).
+fn service_url(name: &str, value: Option<&str>, default: &str) -> Result<String, ConfigError> {
+    let Some(value) = value else {
+        return Ok(default.to_string());
+    };
+    let trimmed = value.trim().trim_end_matches('/');
+    let valid = url::Url::parse(trimmed)
+        .is_ok_and(|u| matches!(u.scheme(), "http" | "https") && u.host_str().is_some());
+    if !valid {
+        return Err(ConfigError::with_hint(
+            format!(
+                "--{name} must be an http(s) URL, not `{}`",
+                crate::finding::clip(value)
+            ),
+            "give the service's base URL, such as https://api.osv.dev",
+        ));
+    }
+    Ok(trimmed.to_string())
+}
+
+fn notes_apis(inputs: &Inputs) -> Result<crate::supply::notes::NotesApis, ConfigError> {
+    let defaults = crate::supply::notes::NotesApis::default();
+    Ok(crate::supply::notes::NotesApis {
+        github: service_url(
+            "release-notes-github-api",
+            inputs.release_notes_github_api.as_deref(),
+            &defaults.github,
+        )?,
+        gitlab: service_url(
+            "release-notes-gitlab-api",
+            inputs.release_notes_gitlab_api.as_deref(),
+            &defaults.gitlab,
+        )?,
+    })
 }
 
 /// The most actions at once that `--jobs` accepts: the forge's write pacing, not the machine, is

@@ -153,6 +153,41 @@ impl Mirror {
         Source::new(self.repo.path().to_path_buf(), self.scratch.clone())
     }
 
+    /// The file at `path` (one name, at the root) in the tree of the fetched commit `commit`:
+    /// `None` when absent, `Some(Err(kind))` when it is not a regular file, else its bytes (at
+    /// most `limit` and one more, for the caller to refuse).
+    pub fn root_file(
+        &self,
+        commit: git2::Oid,
+        path: &str,
+        limit: usize,
+    ) -> Result<Option<std::result::Result<Vec<u8>, &'static str>>> {
+        let tree = self
+            .repo
+            .find_commit(commit)
+            .and_then(|c| c.tree())
+            .map_err(git("reading the default branch's tree"))?;
+        let Some(entry) = tree.get_name(path) else {
+            return Ok(None);
+        };
+        let kind = match entry.filemode() {
+            0o100644 | 0o100755 => None,
+            0o120000 => Some("a symbolic link"),
+            0o040000 => Some("a directory"),
+            0o160000 => Some("a submodule"),
+            _ => Some("not a file"),
+        };
+        if let Some(kind) = kind {
+            return Ok(Some(Err(kind)));
+        }
+        let blob = self
+            .repo
+            .find_blob(entry.id())
+            .map_err(git("reading a file of the default branch"))?;
+        let bytes = blob.content();
+        Ok(Some(Ok(bytes[..bytes.len().min(limit + 1)].to_vec())))
+    }
+
     /// Deletes `branch` on the remote if it still points at `expected`.
     pub fn delete_branch(&self, branch: &str, expected: git2::Oid) -> Result<()> {
         self.check_untampered()?;

@@ -10,6 +10,7 @@
 //! ([`transport`]) because rmcp's stays silent on input it cannot parse.
 
 mod describe;
+pub mod policy;
 mod tools;
 pub mod transport;
 
@@ -29,6 +30,12 @@ pub struct McpConfig {
     pub mission: String,
     /// Custom missions (`<dir>/<name>/allowlist.json`), searched before the embedded ones.
     pub missions_dir: Option<PathBuf>,
+    /// The repository's policy, or why it cannot be used.
+    pub policy: Result<crate::policy::Policy, crate::policy::PolicyError>,
+    /// The registries `check_update` asks (the operator's configuration, as `run` carries it).
+    pub registries: crate::supply::registries::Registries,
+    /// The OSV service.
+    pub osv_url: String,
 }
 
 /// Why the server stopped with an error.

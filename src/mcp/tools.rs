@@ -2,11 +2,15 @@
 //! change, so the agent can fix its call; malformed calls are JSON-RPC errors, from rmcp.
 
 use super::McpConfig;
+use crate::changes::Ecosystem;
 use crate::cli::render_json;
 use crate::finding::explain::explain;
 use crate::finding::{Code, clip, closest};
 use crate::mission::{self, Mission, MissionError};
 use crate::named_plan::{PlanName, PlanStore};
+use crate::supply::Screener;
+use crate::supply::check::Ask;
+use crate::supply::notes::NotesApis;
 use crate::validate::validate;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
@@ -16,7 +20,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
 
-const INSTRUCTIONS: &str = "Quartermaster executes dependency-update plans after checking them against the operator's mission. Loop: get_schema and describe_mission, write the plan, validate_plan until `valid` is true (explain_code says what a finding code means and how to fix it), then submit_plan to store it as a named plan with status `ready` for the next `quartermaster run`. Nothing here runs any command.";
+const INSTRUCTIONS: &str = "Quartermaster executes dependency-update plans after checking them against the operator's mission and the repository's policy. Loop: get_schema and describe_mission (which gives the policy in force), check_update for each version you consider (it says whether the policy's gates would pass it), write the plan, validate_plan until `valid` is true (explain_code says what a finding code means and how to fix it), then submit_plan to store it as a named plan with status `ready` for the next `quartermaster run`. Nothing here runs any command.";
 
 /// A plan, as a JSON object or as the text of one.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -63,6 +67,19 @@ pub struct ExplainArgs {
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct CheckArgs {
+    /// The ecosystem, as `repo_context.ecosystems` names it: npm, yarn, pnpm, bun, pip, poetry,
+    /// uv, bundle, cargo or go.
+    pub ecosystem: String,
+    /// The package, as its registry names it.
+    pub package: String,
+    /// The candidate version.
+    pub version: String,
+    /// The version the repository has now, to learn which advisories the update would fix.
+    pub current: Option<String>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub struct SubmitArgs {
     /// The plan name: lower-case letters, digits, `-` and `_`, starting with a letter or digit.
     pub name: String,
@@ -83,6 +100,8 @@ pub struct QmServer {
     config: Arc<McpConfig>,
     /// The server's mission, loaded once: most calls name no other.
     default_mission: Arc<Mission>,
+    /// The gates `check_update` applies, made on first use (on the server's runtime).
+    screener: Arc<tokio::sync::OnceCell<Arc<Screener>>>,
     tool_router: ToolRouter<Self>,
 }
 
@@ -94,6 +113,7 @@ impl QmServer {
         Ok(Self {
             config: Arc::new(config),
             default_mission: Arc::new(mission),
+            screener: Arc::default(),
             tool_router: Self::tool_router(),
         })
     }
@@ -131,9 +151,42 @@ impl QmServer {
         Parameters(args): Parameters<MissionArgs>,
     ) -> Result<CallToolResult, ErrorData> {
         Ok(match self.mission(args.mission.as_deref()) {
-            Ok(mission) => text_result(pretty(&super::describe(&mission))),
+            Ok(mission) => {
+                let mut described = super::describe(&mission);
+                described["policy"] = self.policy_json();
+                text_result(pretty(&described))
+            }
             Err(refusal) => error_result(refusal),
         })
+    }
+
+    #[tool(
+        description = "Check a candidate version against the repository's policy before planning it, with the facts the run's gates use: its publish time and age against the minimum release age, known advisories (OSV) of the candidate and of the current version (which the update would fix), and whether the registry deprecated or yanked it. `would_pass` false lists the refusals the run would make. The run also checks every transitive version the update resolves.",
+        annotations(read_only_hint = true, open_world_hint = true)
+    )]
+    async fn check_update(
+        &self,
+        Parameters(args): Parameters<CheckArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let Some(ecosystem) = Ecosystem::from_name(args.ecosystem.trim()) else {
+            let known: Vec<&str> = Ecosystem::ALL.iter().map(|e| e.as_str()).collect();
+            return Ok(error_result(format!(
+                "`{}` is not an ecosystem; use one of: {}",
+                clip(&args.ecosystem),
+                known.join(", ")
+            )));
+        };
+        let screener = match self.screener().await {
+            Ok(screener) => screener,
+            Err(refusal) => return Ok(error_result(refusal)),
+        };
+        let ask = Ask {
+            ecosystem,
+            package: args.package.trim(),
+            version: args.version.trim(),
+            current: args.current.as_deref().map(str::trim),
+        };
+        Ok(text_result(pretty(&screener.check(&ask).await)))
     }
 
     #[tool(
@@ -195,6 +248,40 @@ impl QmServer {
             }))),
             Err(e) => error_result(e.with_hint()),
         })
+    }
+
+    /// The policy in force as `describe_mission` reports it, or why it cannot be used.
+    fn policy_json(&self) -> Value {
+        match &self.config.policy {
+            Ok(policy) => json!({
+                "source": policy.source,
+                "in_force": policy,
+                "meaning": "Every version a unit's lock files newly resolve, transitive ones included, is checked when the plan runs: it must be older than release_age.minimum (unless release_age.exclude names it, or it fixes a known advisory of the version it replaces), have no known advisory (advisories.block), and not be deprecated or yanked (deprecated.block). check_update checks one candidate the same way.",
+            }),
+            Err(e) => json!({"error": e.to_string(), "hint": e.hint()}),
+        }
+    }
+
+    /// The gates, made on first use.
+    async fn screener(&self) -> Result<Arc<Screener>, String> {
+        let policy = self
+            .config
+            .policy
+            .clone()
+            .map_err(|e| format!("the repository's policy cannot be used: {e}"))?;
+        self.screener
+            .get_or_try_init(|| async {
+                Screener::new(
+                    Arc::new(policy),
+                    self.config.registries.clone(),
+                    &self.config.osv_url,
+                    NotesApis::default(),
+                    tokio::runtime::Handle::current(),
+                )
+                .map(Arc::new)
+            })
+            .await
+            .cloned()
     }
 
     /// The named mission, or the server's; the refusal's text when it cannot be loaded.

@@ -226,6 +226,18 @@ impl ChangeRecord {
     }
 }
 
+/// What the repository's policy decided of one built branch's newly resolved versions: each
+/// version's age, advisories and deprecation, the refusals, the advisories the update fixes.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ScreeningRecord {
+    pub branch: String,
+    #[serde(flatten)]
+    pub screening: crate::supply::Screening,
+    /// The release notes found, for the PR (not repeated in the report).
+    #[serde(skip)]
+    pub notes: Vec<crate::supply::Notes>,
+}
+
 /// The verdict that decided an update's fate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -280,6 +292,9 @@ pub struct ActionReport {
     /// The toolchains each built branch's repository declares, and what its commands found.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub toolchains: Vec<crate::toolchain::Check>,
+    /// The repository's policy applied to each built branch's newly resolved versions.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub screening: Vec<ScreeningRecord>,
     /// When the action started, in milliseconds after the first action did (absent: at once).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub started_ms: u64,
@@ -306,6 +321,7 @@ impl ActionReport {
             changes: Vec::new(),
             test: None,
             toolchains: Vec::new(),
+            screening: Vec::new(),
             started_ms: 0,
             duration_ms: 0,
         }

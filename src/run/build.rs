@@ -105,13 +105,16 @@ impl Worker<'_> {
             return Ok(built);
         };
         self.check_files(unit, &staged.files)?;
-        let facts = match self.verify(unit, &before, workspace, &dir) {
-            Ok(facts) => facts,
+        let (facts, diff) = match self.verify_diff(unit, &before, workspace, &dir) {
+            Ok(checked) => checked,
             Err(stop) => return Ok(Built::Unverified(stop)),
         };
         report.changes.push(ChangeRecord::of(&unit.branch, &facts));
         if let Some(stop) = refusal(&facts) {
             return Ok(Built::Unverified(stop));
+        }
+        if let Some(stop) = self.screen(unit, &diff, report) {
+            return Ok(Built::Gated(stop));
         }
         let message = commit_message(unit, &facts, self.settings.allow_mentions);
         let commit = workspace.commit(staged, &message, &self.settings.author)?;

@@ -41,7 +41,10 @@ impl<'a> Worker<'a> {
                 // another), is split: each update gets its chance alone.
                 let red = matches!(
                     outcome,
-                    Outcome::TestsFailed(_) | Outcome::CommandFailed(_) | Outcome::Unverified(_)
+                    Outcome::TestsFailed(_)
+                        | Outcome::CommandFailed(_)
+                        | Outcome::Unverified(_)
+                        | Outcome::Gated(_)
                 ) && a.updates.len() > 1;
                 let why = unit::batch_failure(&outcome);
                 results.push((batch, outcome));
@@ -107,6 +110,7 @@ impl<'a> Worker<'a> {
                 description: Some(&a.description),
                 labels: &a.labels,
                 toolchain_policy: self.settings.toolchain_policy,
+                policy: &self.settings.screener.policy,
             }
             .digest(),
         };
@@ -121,6 +125,7 @@ impl<'a> Worker<'a> {
             Ok(Built::NoChanges) => return Outcome::NoChanges,
             Ok(Built::CommandFailed(why)) => return Outcome::CommandFailed(why),
             Ok(Built::Unverified(stop)) => return Outcome::Unverified(stop),
+            Ok(Built::Gated(stop)) => return Outcome::Gated(stop),
             Ok(Built::TestsFailed(why)) => return Outcome::TestsFailed(why),
             Err(stop) => return Outcome::Refused(stop),
         };
@@ -131,18 +136,7 @@ impl<'a> Worker<'a> {
                 unit.branch
             ));
         }
-        let title = markdown::one_line(&unit.title_from(&facts), self.settings.allow_mentions);
-        let toolchains = report.toolchains_of(&unit.branch);
-        let body = PrBody {
-            description: &a.description,
-            facts: &facts,
-            test_command: &recipe.test.text,
-            working_dir: dir,
-            branch: &unit.branch,
-            allow_mentions: self.settings.allow_mentions,
-            toolchains: &toolchains,
-        }
-        .render();
+        let (title, body) = self.pr_text(unit, a, &recipe.test.text, &facts, report);
         let body = digest::mark(&body, &digest::marker(&job.build, base));
         let pr = super::publish::Publication {
             commit: &commit,
@@ -155,6 +149,35 @@ impl<'a> Worker<'a> {
             Ok(pr) => Outcome::Landed(pr),
             Err(stop) => Outcome::Refused(stop),
         }
+    }
+
+    /// The title and body of a unit's PR: what the lock files show, and what the gates add.
+    fn pr_text(
+        &self,
+        unit: &Unit<'a>,
+        a: &'a CreateMr,
+        test_command: &str,
+        facts: &crate::changes::Verdict,
+        report: &ActionReport,
+    ) -> (String, String) {
+        let mut title = markdown::one_line(&unit.title_from(facts), self.settings.allow_mentions);
+        let (supply, security) = self.screening_text(&unit.branch, report);
+        if security {
+            title = crate::supply::text::security_title(&title);
+        }
+        let toolchains = report.toolchains_of(&unit.branch);
+        let body = PrBody {
+            description: &a.description,
+            facts,
+            test_command,
+            working_dir: a.working_dir.as_deref(),
+            branch: &unit.branch,
+            allow_mentions: self.settings.allow_mentions,
+            toolchains: &toolchains,
+            supply: &supply,
+        }
+        .render();
+        (title, body)
     }
 
     /// The open PR on `branch` (which must be Quartermaster's); a closed one of Quartermaster's is

@@ -19,6 +19,8 @@ pub struct BuildInputs<'a> {
     pub labels: &'a [String],
     /// A unit built under `warn` is built anew under `fail`, and so checked.
     pub toolchain_policy: crate::toolchain::Policy,
+    /// A unit built under another repository policy is built anew, and so screened by this one.
+    pub policy: &'a crate::policy::Policy,
 }
 
 impl BuildInputs<'_> {
@@ -32,6 +34,11 @@ impl BuildInputs<'_> {
             .iter()
             .map(|c| (c.ecosystem.as_str(), c.argv.as_slice()))
             .collect();
+        // What the policy asks, not where it was read (the base commit is recorded apart).
+        let mut policy = serde_json::to_value(self.policy).unwrap_or_default();
+        if let Some(map) = policy.as_object_mut() {
+            map.remove("source");
+        }
         let canonical = serde_json::json!({
             "quartermaster": env!("CARGO_PKG_VERSION"),
             "mission": self.mission,
@@ -44,6 +51,7 @@ impl BuildInputs<'_> {
             "description": self.description,
             "labels": self.labels,
             "toolchain_policy": format!("{:?}", self.toolchain_policy),
+            "policy": policy,
         });
         let hash = Sha256::digest(canonical.to_string().as_bytes());
         let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();

@@ -3,10 +3,12 @@
 
 use super::Worker;
 use super::stop::Stop;
-use crate::git::{GitError, Mirror};
-use crate::plan::Action;
+use crate::ci::progress::Progress;
+use crate::git::{GitError, Mirror, RemoteSpec};
+use crate::plan::{Action, Plan};
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::{Deref, DerefMut};
+use std::path::Path;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 pub struct GitState {
@@ -16,10 +18,45 @@ pub struct GitState {
     pub default_tip: git2::Oid,
 }
 
-/// The remote's state, shared by the workers: read by the first that needs it, then kept current
-/// by each push under the lock.
+/// The remote's state, shared by the workers: read before the run when the plan builds branches
+/// (the policy is read at the default branch's tip it lists), else by the first worker that needs
+/// it; then kept current by each push under the lock.
 #[derive(Default)]
 pub struct SharedGit(Mutex<Option<Result<GitState, String>>>);
+
+/// The remote's state read before the run, for the engine.
+pub struct OpenedRemote(Result<GitState, String>);
+
+impl OpenedRemote {
+    /// Lists and fetches the remote: the default branch and every branch `plan` builds on.
+    pub fn open(remote: &RemoteSpec, scratch: &Path, plan: &Plan, progress: &Progress) -> Self {
+        Self(open_git(remote, scratch, plan, progress).map_err(|stop| stop.reason))
+    }
+
+    /// The default branch's tip, when the remote could be read.
+    pub fn default_tip(&self) -> Option<git2::Oid> {
+        self.0.as_ref().ok().map(|s| s.default_tip)
+    }
+
+    /// The file `name` at the root of the default branch's tip (see [`Mirror::root_file`]).
+    pub fn default_branch_file(
+        &self,
+        name: &str,
+        limit: usize,
+    ) -> Result<Option<Result<Vec<u8>, &'static str>>, String> {
+        let state = self.0.as_ref().map_err(Clone::clone)?;
+        state
+            .mirror
+            .root_file(state.default_tip, name, limit)
+            .map_err(|e| e.to_string())
+    }
+}
+
+impl From<OpenedRemote> for SharedGit {
+    fn from(opened: OpenedRemote) -> Self {
+        SharedGit(Mutex::new(Some(opened.0)))
+    }
+}
 
 /// The remote's state, held by one worker.
 pub struct GitGuard<'g>(MutexGuard<'g, Option<Result<GitState, String>>>);
@@ -59,54 +96,12 @@ impl Worker<'_> {
     }
 
     fn open_git(&self) -> Result<GitState, Stop> {
-        let remote = self.forge.remote();
-        self.progress.step(&format!("reading {}", remote.url));
-        let mirror = Mirror::new(remote.clone(), &self.settings.scratch)?;
-        let heads = mirror.list()?;
-        let default = &self.plan.plan().repo_context.default_branch;
-        let default_tip = *heads.get(default).ok_or_else(|| {
-            Stop::failed(format!(
-                "the default branch `{default}` does not exist on the remote"
-            ))
-        })?;
-        let present: Vec<&str> = self
-            .wanted_branches(&heads)
-            .into_iter()
-            .filter(|b| heads.contains_key(*b))
-            .collect();
-        mirror.fetch(&present)?;
-        Ok(GitState {
-            mirror,
-            heads,
-            default_tip,
-        })
-    }
-
-    /// The branches the plan's actions build on or replace: the default branch, every action's
-    /// branch, and the split branches of earlier runs.
-    fn wanted_branches<'h>(&'h self, heads: &'h BTreeMap<String, git2::Oid>) -> BTreeSet<&'h str> {
-        let plan = self.plan.plan();
-        let mut wanted: BTreeSet<&str> =
-            BTreeSet::from([plan.repo_context.default_branch.as_str()]);
-        for action in &plan.actions {
-            match action {
-                Action::CreateMr(a) => {
-                    wanted.insert(&a.branch);
-                    let prefix = format!("{}--", a.branch);
-                    wanted.extend(
-                        heads
-                            .keys()
-                            .filter(|b| b.starts_with(&prefix))
-                            .map(String::as_str),
-                    );
-                }
-                Action::UpdateMr(a) => {
-                    wanted.insert(&a.branch);
-                }
-                _ => {}
-            }
-        }
-        wanted
+        open_git(
+            self.forge.remote(),
+            &self.settings.scratch,
+            self.plan.plan(),
+            &self.progress,
+        )
     }
 
     /// Deletes a remote branch if it is where Quartermaster saw it. `Ok(false)`: it was gone.
@@ -122,4 +117,59 @@ impl Worker<'_> {
         state.heads.remove(branch);
         Ok(true)
     }
+}
+
+fn open_git(
+    remote: &RemoteSpec,
+    scratch: &Path,
+    plan: &Plan,
+    progress: &Progress,
+) -> Result<GitState, Stop> {
+    progress.step(&format!("reading {}", remote.url));
+    let mirror = Mirror::new(remote.clone(), scratch)?;
+    let heads = mirror.list()?;
+    let default = &plan.repo_context.default_branch;
+    let default_tip = *heads.get(default).ok_or_else(|| {
+        Stop::failed(format!(
+            "the default branch `{default}` does not exist on the remote"
+        ))
+    })?;
+    let present: Vec<&str> = wanted_branches(plan, &heads)
+        .into_iter()
+        .filter(|b| heads.contains_key(*b))
+        .collect();
+    mirror.fetch(&present)?;
+    Ok(GitState {
+        mirror,
+        heads,
+        default_tip,
+    })
+}
+
+/// The branches the plan's actions build on or replace: the default branch, every action's
+/// branch, and the split branches of earlier runs.
+fn wanted_branches<'h>(
+    plan: &'h Plan,
+    heads: &'h BTreeMap<String, git2::Oid>,
+) -> BTreeSet<&'h str> {
+    let mut wanted: BTreeSet<&str> = BTreeSet::from([plan.repo_context.default_branch.as_str()]);
+    for action in &plan.actions {
+        match action {
+            Action::CreateMr(a) => {
+                wanted.insert(&a.branch);
+                let prefix = format!("{}--", a.branch);
+                wanted.extend(
+                    heads
+                        .keys()
+                        .filter(|b| b.starts_with(&prefix))
+                        .map(String::as_str),
+                );
+            }
+            Action::UpdateMr(a) => {
+                wanted.insert(&a.branch);
+            }
+            _ => {}
+        }
+    }
+    wanted
 }

@@ -3,7 +3,6 @@
 //! so `--jobs 1` is plan order, two actions that could touch the same branch, PR, issue or lock
 //! file never overlap, and the reports come back in plan order whatever finished first.
 
-use super::git_state::SharedGit;
 use super::turn::InTurn;
 use super::{Engine, Worker};
 use crate::plan::Action;
@@ -20,7 +19,6 @@ pub(super) struct Board {
     /// Signalled whenever an action finishes, freeing its keys.
     freed: Condvar,
     reports: Mutex<Vec<Option<ActionReport>>>,
-    git: SharedGit,
     started: Instant,
 }
 
@@ -85,7 +83,6 @@ pub(super) fn run(engine: &Engine<'_>, runtime: &tokio::runtime::Handle) -> Vec<
         )),
         freed: Condvar::new(),
         reports: Mutex::new(vec![None; indices.len()]),
-        git: SharedGit::default(),
         started: Instant::now(),
     };
     let work = |slot: usize| {
@@ -96,7 +93,7 @@ pub(super) fn run(engine: &Engine<'_>, runtime: &tokio::runtime::Handle) -> Vec<
             settings: engine.settings,
             progress: engine.progress.scoped(workers > 1),
             sandbox: engine.sandbox,
-            git: &board.git,
+            git: &engine.git,
             slot: u32::try_from(slot).unwrap_or(u32::MAX),
             workspace: None,
         };

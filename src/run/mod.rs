@@ -19,6 +19,7 @@ mod build;
 mod comment;
 mod create_mr;
 mod digest;
+mod gates;
 mod git_state;
 mod issues;
 mod jobs;
@@ -44,6 +45,7 @@ use crate::sandbox::Sandbox;
 use crate::scale::Only;
 use crate::schedule::KeyContext;
 use crate::validate::{Step, ValidatedPlan};
+pub use git_state::OpenedRemote;
 use git_state::SharedGit;
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -72,6 +74,8 @@ pub struct Settings {
     pub scratch: PathBuf,
     /// What a declared toolchain that differs from the one found does to a unit.
     pub toolchain_policy: crate::toolchain::Policy,
+    /// The repository's policy, and the gates that apply it to every newly resolved version.
+    pub screener: std::sync::Arc<crate::supply::Screener>,
 }
 
 /// Runs a validated plan: its actions on `jobs` workers, two actions holding a common lock key
@@ -86,6 +90,8 @@ pub struct Engine<'a> {
     only: Option<&'a Only>,
     jobs: NonZeroUsize,
     keys: KeyContext,
+    /// The remote's state, shared by the workers.
+    git: SharedGit,
 }
 
 impl<'a> Engine<'a> {
@@ -105,7 +111,15 @@ impl<'a> Engine<'a> {
             only: None,
             jobs: NonZeroUsize::MIN,
             keys: KeyContext::default(),
+            git: SharedGit::default(),
         }
+    }
+
+    /// Starts from the remote's state as read before the run (the state the policy was read
+    /// from), instead of reading it on first use.
+    pub fn remote(mut self, opened: OpenedRemote) -> Self {
+        self.git = SharedGit::from(opened);
+        self
     }
 
     /// Limits the run to these actions (a shard's).

@@ -19,6 +19,8 @@ pub struct PrBody<'a> {
     pub allow_mentions: bool,
     /// The toolchains the repository declares, as checked for this branch's build.
     pub toolchains: &'a [Check],
+    /// What the supply-chain gates add: fixed advisories, the checks, release notes.
+    pub supply: &'a str,
 }
 
 impl PrBody<'_> {
@@ -36,6 +38,7 @@ impl PrBody<'_> {
         }
         tail.push_str(&formats(&self.facts.formats));
         tail.push_str(&transitive(&self.facts.transitive));
+        tail.push_str(self.supply);
         tail.push_str(&toolchains(self.toolchains));
         tail.push_str(&format!(
             "\nTests passed: {}{}.\n\n---\n<sub>Opened by Quartermaster from an agent's plan; versions are read from the lock files. A commit by anyone else on this branch stops Quartermaster from updating it.</sub>\n{}",

@@ -47,6 +47,8 @@ pub enum Built {
     CommandFailed(String),
     /// The lock files do not show what the plan declared, or show what it did not.
     Unverified(Stop),
+    /// The repository's policy refused a version the lock files newly resolve.
+    Gated(Stop),
     TestsFailed(String),
 }
 
@@ -59,6 +61,7 @@ pub enum Outcome {
     Refused(Stop),
     CommandFailed(String),
     Unverified(Stop),
+    Gated(Stop),
     TestsFailed(String),
 }
 
@@ -189,6 +192,7 @@ pub fn batch_failure(outcome: &Outcome) -> &'static str {
     match outcome {
         Outcome::CommandFailed(_) => "a command failed on the batch",
         Outcome::Unverified(_) => "the batch's lock files do not show what it declared",
+        Outcome::Gated(_) => "the repository's policy refused a version the batch resolved",
         _ => "the batch failed its tests",
     }
 }
@@ -232,7 +236,7 @@ fn describe(outcome: &Outcome) -> (Option<Status>, String) {
         ),
         Outcome::DryRun(what) => (None, format!("dry run: {what}")),
         Outcome::NoChanges => (None, "no changes".to_string()),
-        Outcome::Refused(stop) | Outcome::Unverified(stop) => {
+        Outcome::Refused(stop) | Outcome::Unverified(stop) | Outcome::Gated(stop) => {
             (Some(stop.status), stop.reason.clone())
         }
         Outcome::CommandFailed(why) => (Some(Status::Failed), why.clone()),

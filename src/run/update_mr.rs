@@ -47,6 +47,7 @@ impl<'a> Worker<'a> {
                 description: a.description.as_deref(),
                 labels: a.labels.as_deref().unwrap_or(&[]),
                 toolchain_policy: self.settings.toolchain_policy,
+                policy: &self.settings.screener.policy,
             }
             .digest(),
         };
@@ -119,7 +120,7 @@ impl<'a> Worker<'a> {
     ) -> Done {
         let (commit, facts) = match built {
             Built::Ready(commit, facts) => (commit, facts),
-            Built::Unverified(stop) => return Err(stop),
+            Built::Unverified(stop) | Built::Gated(stop) => return Err(stop),
             Built::NoChanges => {
                 return Err(Stop::skipped(format!(
                     "the commands change nothing on top of {}: the updates are already there",
@@ -146,6 +147,7 @@ impl<'a> Worker<'a> {
         }
         // Without a new description the PR keeps its body, with the new build recorded.
         let toolchains = report.toolchains_of(&a.branch);
+        let (supply, security) = self.screening_text(&a.branch, report);
         let body = match a.description.as_deref() {
             Some(description) => PrBody {
                 description,
@@ -155,12 +157,17 @@ impl<'a> Worker<'a> {
                 branch: &a.branch,
                 allow_mentions: self.settings.allow_mentions,
                 toolchains: &toolchains,
+                supply: &supply,
             }
             .render(),
             None => pr.body.clone(),
         };
         let body = Some(digest::mark(&body, marker));
-        let title = pr.title.clone();
+        let title = if security {
+            crate::supply::text::security_title(&pr.title)
+        } else {
+            pr.title.clone()
+        };
         let number = pr.number;
         let labels = a.labels.clone().unwrap_or_default();
         let publication = Publication {

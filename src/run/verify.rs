@@ -41,6 +41,18 @@ impl Worker<'_> {
         workspace: &Workspace,
         dir: &Path,
     ) -> Result<Verdict, Stop> {
+        self.verify_diff(unit, before, workspace, dir)
+            .map(|(verdict, _)| verdict)
+    }
+
+    /// [`Self::verify`], with the difference it checked.
+    pub(super) fn verify_diff(
+        &self,
+        unit: &Unit<'_>,
+        before: &Snapshot,
+        workspace: &Workspace,
+        dir: &Path,
+    ) -> Result<(Verdict, changes::Diff), Stop> {
         let after = self.snapshot(unit, workspace, dir)?;
         let declared: Vec<Declared> = unit
             .updates
@@ -52,16 +64,13 @@ impl Worker<'_> {
                 update_type: u.update_type,
             })
             .collect();
-        let verdict = changes::check(
-            &changes::diff(before, &after),
-            &declared,
-            &self.settings.registry_hosts,
-        );
+        let diff = changes::diff(before, &after);
+        let verdict = changes::check(&diff, &declared, &self.settings.registry_hosts);
         for finding in verdict.findings.iter().filter(|f| !f.blocking) {
             self.progress
                 .step(&format!("note [{}]: {}", finding.code, finding.message));
         }
-        Ok(verdict)
+        Ok((verdict, diff))
     }
 }
 

@@ -47,6 +47,7 @@ fn body(facts: &Verdict, description: &str) -> String {
         working_dir: Some("web"),
         branch: "quartermaster/x",
         allow_mentions: false,
+        supply: "",
         toolchains: &[],
     }
     .render()
@@ -207,6 +208,7 @@ fn a_pr_body_lists_the_declared_toolchains() {
         working_dir: None,
         branch: "quartermaster/x",
         allow_mentions: false,
+        supply: "",
         toolchains: &checks,
     }
     .render();
