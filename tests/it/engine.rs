@@ -64,7 +64,22 @@ fn remote(root: &Path) -> std::path::PathBuf {
     bare
 }
 
-fn settings(scratch: &Path) -> Settings {
+/// The engine's own behaviour is tested here: the gates ask the fixture's OSV stand-in, and the
+/// policy needs no registry (the project's registry is a made-up one).
+fn settings(scratch: &Path, osv: &str, runtime: &tokio::runtime::Runtime) -> Settings {
+    let policy = quartermaster::policy::parse(
+        "[release-age]\nminimum = \"0\"\n[deprecated]\nblock = false\n[release-notes]\nenabled = false\n",
+        "the engine test's policy",
+    )
+    .unwrap();
+    let screener = quartermaster::supply::Screener::new(
+        std::sync::Arc::new(policy),
+        Default::default(),
+        osv,
+        Default::default(),
+        runtime.handle().clone(),
+    )
+    .unwrap();
     Settings {
         dry_run: false,
         min_confidence: 0.5,
@@ -78,6 +93,7 @@ fn settings(scratch: &Path) -> Settings {
         registry_hosts: vec![],
         scratch: scratch.to_path_buf(),
         toolchain_policy: Default::default(),
+        screener: std::sync::Arc::new(screener),
     }
 }
 
@@ -116,14 +132,15 @@ fn the_engine_never_reads_a_command_string_again() {
     // As the binary does: workspaces belong to the sandbox's user, not to this process's.
     let empty = tempfile::tempdir().unwrap();
     quartermaster::git::isolate_from_user_config(empty.path()).unwrap();
-    let settings = settings(scratch.path());
-    let sandbox = sandbox(&settings);
-    let progress = Progress::to(|_| {});
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
         .build()
         .unwrap();
+    let osv = crate::common::osv::OsvStandIn::start();
+    let settings = settings(scratch.path(), &osv.url, &runtime);
+    let sandbox = sandbox(&settings);
+    let progress = Progress::to(|_| {});
     let split = splits_on_this_thread();
     let engine = Engine::new(&plan, &forge, &settings, &progress, &sandbox);
     let reports = engine.run(runtime.handle());
@@ -132,4 +149,16 @@ fn the_engine_never_reads_a_command_string_again() {
     assert_eq!(reports[0].pull_requests[0].operation, Operation::Created);
     assert_eq!(reports[0].commands[0].command, "make bump");
     assert_eq!(reports[0].changes[0].direct[0].to.as_deref(), Some("1.0.1"));
+    let mut queried = osv.queried();
+    queried.sort();
+    assert_eq!(
+        queried,
+        [
+            ("crates.io", "greeting", "1.0.0"),
+            ("crates.io", "greeting", "1.0.1")
+        ]
+        .map(|(e, n, v)| (e.to_string(), n.to_string(), v.to_string()))
+        .to_vec(),
+        "the gates ran"
+    );
 }

@@ -2,7 +2,8 @@
 //! `gem build` and indexed with `gem generate_index` (the full index, which bundler reads when a
 //! source has no compact index), served over HTTP, so that bundler resolves and installs with no
 //! network. Versions are published while it runs, as a release appears after Gemfile.lock was
-//! written.
+//! written. RubyGems' versions API (`api/v1/versions/<name>.json`) lists each version with its
+//! `created_at`.
 
 use super::{Fixture, sh, succeed};
 use std::path::{Component, Path, PathBuf};
@@ -49,9 +50,23 @@ impl GemSource {
         }
     }
 
-    /// Publishes `version`: a gem whose `lib/<name>.rb` defines `Lib::VERSION` as the version,
-    /// then indexes the source anew.
+    /// Publishes `version`, long ago: a gem whose `lib/<name>.rb` defines `Lib::VERSION` as the
+    /// version, then indexes the source anew.
     pub fn publish(&self, version: &str) {
+        self.publish_at(version, super::LONG_AGO);
+    }
+
+    /// Publishes `version`, created at `time` (RFC 3339) as the versions API says.
+    pub fn publish_at(&self, version: &str, time: &str) {
+        let api = self.dir.join("api/v1/versions");
+        std::fs::create_dir_all(&api).unwrap();
+        let list_file = api.join(format!("{}.json", self.name));
+        let mut list: Vec<serde_json::Value> = std::fs::read(&list_file)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default();
+        list.insert(0, serde_json::json!({"number": version, "created_at": time, "platform": "ruby", "prerelease": false}));
+        std::fs::write(&list_file, serde_json::to_vec(&list).unwrap()).unwrap();
         let name = &self.name;
         let src = self.work.join(format!("{name}-{version}"));
         std::fs::create_dir_all(src.join("lib")).unwrap();

@@ -27,8 +27,14 @@ impl GoProxy {
         }
     }
 
-    /// Publishes `version` (`v1.2.3`): its go.mod and a `lib.go` whose `Version` is the version.
+    /// Publishes `version` (`v1.2.3`), long ago: its go.mod and a `lib.go` whose `Version` is
+    /// the version.
     pub fn publish(&self, version: &str) {
+        self.publish_at(version, super::LONG_AGO);
+    }
+
+    /// Publishes `version` with `time` (RFC 3339) as its `.info`'s `Time`.
+    pub fn publish_at(&self, version: &str, time: &str) {
         let versions = self.dir.join(&self.module).join("@v");
         let work = tempfile::tempdir().unwrap();
         let prefix = format!("{}@{version}", self.module);
@@ -44,7 +50,7 @@ impl GoProxy {
         std::fs::write(versions.join(format!("{version}.mod")), go_mod).unwrap();
         std::fs::write(
             versions.join(format!("{version}.info")),
-            format!("{{\"Version\":\"{version}\",\"Time\":\"2024-01-01T00:00:00Z\"}}"),
+            format!("{{\"Version\":\"{version}\",\"Time\":\"{time}\"}}"),
         )
         .unwrap();
         let zip = versions.join(format!("{version}.zip"));

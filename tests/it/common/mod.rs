@@ -12,7 +12,9 @@ pub mod github;
 pub mod gitlab;
 pub mod go_proxy;
 pub mod npm_registry;
+pub mod osv;
 pub mod pypi_index;
+pub mod releases;
 
 use assert_cmd::Command;
 use quartermaster::forge::Forge;
@@ -52,6 +54,21 @@ pub struct Fixture {
     pub forge: PathBuf,
     /// The first sandbox uid of this fixture's runs (as root).
     pub uid_base: u32,
+    /// The advisory database the fixture's runs ask (`QM_OSV_URL`): none known unless a test
+    /// adds one.
+    pub osv: osv::OsvStandIn,
+    /// Where the fixture's runs read release notes: GitHub's and GitLab's APIs stood in.
+    pub releases: releases::ReleasesStandIn,
+}
+
+/// When the stand-in registries say a version was published, unless a test says otherwise:
+/// long before any minimum release age, so that runs pass the release-age gate for real.
+pub const LONG_AGO: &str = "2024-01-01T00:00:00Z";
+
+/// An RFC 3339 time `hours` before now, for a version published recently.
+pub fn hours_ago(hours: u64) -> String {
+    let then = std::time::SystemTime::now() - std::time::Duration::from_secs(hours * 3600);
+    humantime::format_rfc3339_seconds(then).to_string()
 }
 
 /// Live (not zombie) processes whose command line contains `needle`.
@@ -171,6 +188,8 @@ impl Fixture {
             checkout: base.join("checkout"),
             forge: base.join("forge"),
             uid_base: next_uid_base(),
+            osv: osv::OsvStandIn::start(),
+            releases: releases::ReleasesStandIn::start(),
             root,
         };
         std::fs::create_dir_all(f.registry.join("index")).unwrap();
@@ -411,14 +430,26 @@ impl Fixture {
         );
     }
 
-    /// Adds a crate version to the local registry (cargo's `local-registry` layout).
+    /// Adds a crate version to the local registry (cargo's `local-registry` layout), published
+    /// long ago.
     pub fn publish(&self, name: &str, version: &str, code: &str) {
+        self.publish_crate(name, version, code, &Crate::default());
+    }
+
+    /// Adds a crate version with the index line's `pubtime`, dependencies and `yanked` flag.
+    pub fn publish_crate(&self, name: &str, version: &str, code: &str, line: &Crate) {
         let work = tempfile::tempdir().unwrap();
         let dir = work.path().join(format!("{name}-{version}"));
         std::fs::create_dir_all(dir.join("src")).unwrap();
         std::fs::write(
             dir.join("Cargo.toml"),
-            format!("[package]\nname = \"{name}\"\nversion = \"{version}\"\nedition = \"2021\"\n"),
+            format!(
+                "[package]\nname = \"{name}\"\nversion = \"{version}\"\nedition = \"2021\"\n\n[dependencies]\n{}",
+                line.deps
+                    .iter()
+                    .map(|(dep, req)| format!("{dep} = \"{req}\"\n"))
+                    .collect::<String>()
+            ),
         )
         .unwrap();
         std::fs::write(dir.join("src/lib.rs"), code).unwrap();
@@ -437,7 +468,13 @@ impl Fixture {
             .join(&name[..2])
             .join(&name[2..4]);
         std::fs::create_dir_all(&index).unwrap();
-        let line = json!({"name": name, "vers": version, "deps": [], "cksum": sum, "features": {}, "yanked": false});
+        let deps: Vec<Value> = line
+            .deps
+            .iter()
+            .map(|(dep, req)| json!({"name": dep, "req": req, "features": [], "optional": false, "default_features": true, "target": null, "kind": "normal"}))
+            .collect();
+        let pubtime = line.pubtime.clone().unwrap_or_else(|| LONG_AGO.to_string());
+        let line = json!({"name": name, "vers": version, "deps": deps, "cksum": sum, "features": {}, "yanked": line.yanked, "pubtime": pubtime});
         let path = index.join(name);
         let mut text = std::fs::read_to_string(&path).unwrap_or_default();
         text.push_str(&format!("{line}\n"));
@@ -471,6 +508,12 @@ impl Fixture {
                 format!("cargo={}", self.cargo_home.join("config.toml").display()),
             )
             .env("QM_EXPOSE_DIRS", &self.registry)
+            .env("QM_OSV_URL", &self.osv.url)
+            .env("QM_RELEASE_NOTES_GITHUB_API", &self.releases.url)
+            .env(
+                "QM_RELEASE_NOTES_GITLAB_API",
+                format!("{}/api/v4", self.releases.url),
+            )
             // Tests run in parallel; a sandbox user belongs to one run at a time.
             .env("QM_SANDBOX_UID_BASE", self.uid_base.to_string())
             .current_dir(self.root.path());
@@ -748,6 +791,16 @@ impl Fixture {
         );
         assert_eq!(run.code, 0, "{}", run.said());
     }
+}
+
+/// How a crate version's index line reads.
+#[derive(Debug, Clone, Default)]
+pub struct Crate {
+    /// `pubtime`; [`LONG_AGO`] when `None`.
+    pub pubtime: Option<String>,
+    /// Dependencies: (name, requirement).
+    pub deps: Vec<(String, String)>,
+    pub yanked: bool,
 }
 
 pub struct Run {

@@ -11,10 +11,13 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-/// A version's tarball and the `dist` the packument gives for it.
+/// A version's tarball, the `dist` the packument gives for it, when it was published and its
+/// deprecation message.
 struct Release {
     tarball: Vec<u8>,
     dist: Value,
+    time: String,
+    deprecated: Option<String>,
 }
 
 pub struct NpmRegistry {
@@ -62,9 +65,20 @@ impl NpmRegistry {
         }
     }
 
-    /// Publishes `version`: a tarball with `package/package.json` and an `index.js` that exports
-    /// the version.
+    /// Publishes `version`, long ago: a tarball with `package/package.json` and an `index.js`
+    /// that exports the version.
     pub fn publish(&self, version: &str) {
+        self.publish_at(version, super::LONG_AGO);
+    }
+
+    /// Deprecates `version` with `message`, as `npm deprecate` does.
+    pub fn deprecate(&self, version: &str, message: &str) {
+        let mut releases = self.releases.lock().unwrap();
+        releases.get_mut(version).unwrap().deprecated = Some(message.to_string());
+    }
+
+    /// Publishes `version` at `time` (RFC 3339), the packument's `time[version]`.
+    pub fn publish_at(&self, version: &str, time: &str) {
         let work = tempfile::tempdir().unwrap();
         let package = work.path().join("package");
         std::fs::create_dir_all(&package).unwrap();
@@ -87,7 +101,13 @@ impl NpmRegistry {
             "integrity": integrity,
         });
         let mut releases = self.releases.lock().unwrap();
-        releases.insert(version.to_string(), Release { tarball, dist });
+        let release = Release {
+            tarball,
+            dist,
+            time: time.to_string(),
+            deprecated: None,
+        };
+        releases.insert(version.to_string(), release);
     }
 }
 
@@ -122,18 +142,24 @@ fn answer(
 
 fn packument(name: &str, releases: &BTreeMap<String, Release>) -> Value {
     let mut versions = Map::new();
+    let mut time = Map::new();
     let mut latest = semver::Version::new(0, 0, 0);
     for (version, release) in releases {
         latest = latest.max(version.parse().unwrap());
-        versions.insert(
-            version.clone(),
-            json!({"name": name, "version": version, "main": "index.js", "dist": release.dist}),
-        );
+        let mut doc =
+            json!({"name": name, "version": version, "main": "index.js", "dist": release.dist});
+        if let Some(message) = &release.deprecated {
+            doc["deprecated"] = json!(message);
+        }
+        versions.insert(version.clone(), doc);
+        time.insert(version.clone(), json!(release.time));
     }
     json!({
         "name": name,
         "dist-tags": {"latest": latest.to_string()},
         "versions": versions,
+        "time": time,
+        "repository": {"type": "git", "url": format!("git+https://github.com/example/{name}.git")},
     })
 }
 

@@ -1,7 +1,9 @@
 //! A PyPI stand-in on loopback for tests: a PEP 503 simple index of one project over HTTP, with
 //! wheels built on the spot, so that uv, pip-compile and poetry resolve with no network. Links
-//! carry `#sha256=` so that locks record hashes. Versions are published while it runs, as a
-//! release appears after a lock file was written.
+//! carry `#sha256=` so that locks record hashes. Beside it, PyPI's JSON API
+//! (`/pypi/<name>/<version>/json`) gives each wheel's `upload_time_iso_8601` and the release's
+//! `yanked` flag. Versions are published while it runs, as a release appears after a lock file
+//! was written.
 
 use super::{Fixture, sh, succeed};
 use base64::Engine as _;
@@ -10,12 +12,17 @@ use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::sync::{Arc, Mutex};
 
+/// Version -> its upload time and, when yanked, the reason.
+type Releases = BTreeMap<String, (String, Option<String>)>;
+
 pub struct PypiIndex {
     /// `http://127.0.0.1:PORT/simple`, the index URL the tools are given.
     pub url: String,
     name: String,
     /// Wheel file name -> its bytes.
     wheels: Arc<Mutex<BTreeMap<String, Vec<u8>>>>,
+    /// Version -> its upload time and, when yanked, the reason.
+    releases: Arc<Mutex<Releases>>,
     /// The paths requested, in order.
     pub requests: Arc<Mutex<Vec<String>>>,
     server: Arc<tiny_http::Server>,
@@ -27,13 +34,18 @@ impl PypiIndex {
         let server = Arc::new(tiny_http::Server::http("127.0.0.1:0").unwrap());
         let url = format!("http://{}/simple", server.server_addr().to_ip().unwrap());
         let wheels = Arc::new(Mutex::new(BTreeMap::new()));
+        let releases: Arc<Mutex<Releases>> = Arc::default();
         let requests = Arc::new(Mutex::new(Vec::new()));
         let (srv, served, seen) = (server.clone(), wheels.clone(), requests.clone());
+        let dated = releases.clone();
         let project = name.to_string();
         std::thread::spawn(move || {
             for request in srv.incoming_requests() {
                 seen.lock().unwrap().push(request.url().to_string());
-                let response = answer(&project, &served.lock().unwrap(), request.url());
+                let response = match json_api(&project, &dated.lock().unwrap(), request.url()) {
+                    Some(response) => response,
+                    None => answer(&project, &served.lock().unwrap(), request.url()),
+                };
                 let _ = request.respond(response);
             }
         });
@@ -41,16 +53,31 @@ impl PypiIndex {
             url,
             name: name.to_string(),
             wheels,
+            releases,
             requests,
             server,
         }
     }
 
-    /// Publishes `version`: a pure-Python wheel whose module `NAME` has `VERSION = "<version>"`.
+    /// Publishes `version`, long ago: a pure-Python wheel whose module `NAME` has
+    /// `VERSION = "<version>"`.
     pub fn publish(&self, version: &str) {
+        self.publish_at(version, super::LONG_AGO);
+    }
+
+    /// Publishes `version`, uploaded at `time` (RFC 3339).
+    pub fn publish_at(&self, version: &str, time: &str) {
         let file = format!("{}-{version}-py3-none-any.whl", self.name);
         let bytes = wheel(&self.name, version);
         self.wheels.lock().unwrap().insert(file, bytes);
+        let mut releases = self.releases.lock().unwrap();
+        releases.insert(version.to_string(), (time.to_string(), None));
+    }
+
+    /// Yanks `version` with `reason` (PEP 592): the JSON API says so.
+    pub fn yank(&self, version: &str, reason: &str) {
+        let mut releases = self.releases.lock().unwrap();
+        releases.get_mut(version).unwrap().1 = Some(reason.to_string());
     }
 
     /// Whether a tool downloaded the wheel of `version`.
@@ -109,6 +136,30 @@ fn wheel(name: &str, version: &str) -> Vec<u8> {
         zip.write_all(text.as_bytes()).unwrap();
     }
     zip.finish().unwrap().into_inner()
+}
+
+/// PyPI's JSON API for one release: `/pypi/<name>/<version>/json`; `None` for any other path.
+fn json_api(
+    name: &str,
+    releases: &Releases,
+    url: &str,
+) -> Option<tiny_http::Response<std::io::Cursor<Vec<u8>>>> {
+    let path = url.split('?').next().unwrap_or_default();
+    let rest = path.strip_prefix(&format!("/pypi/{name}/"))?;
+    let version = rest.strip_suffix("/json")?;
+    let Some((time, yanked)) = releases.get(version) else {
+        return Some(
+            tiny_http::Response::from_data(b"{\"message\": \"Not Found\"}".to_vec())
+                .with_status_code(404),
+        );
+    };
+    let file = format!("{name}-{version}-py3-none-any.whl");
+    let body = serde_json::json!({
+        "info": {"name": name, "version": version, "yanked": yanked.is_some(), "yanked_reason": yanked},
+        "urls": [{"filename": file, "packagetype": "bdist_wheel", "upload_time_iso_8601": time, "yanked": yanked.is_some()}],
+    });
+    let kind = tiny_http::Header::from_bytes("Content-Type", "application/json").unwrap();
+    Some(tiny_http::Response::from_data(body.to_string().into_bytes()).with_header(kind))
 }
 
 /// The index at `/simple/`, the project page at `/simple/<name>/` (links with `#sha256=`), the
