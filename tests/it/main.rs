@@ -33,5 +33,6 @@ mod python;
 mod scale_ci;
 mod schema;
 mod shards;
+mod supply_chain;
 mod text;
 mod toolchain;

@@ -474,7 +474,11 @@ impl Fixture {
             .map(|(dep, req)| json!({"name": dep, "req": req, "features": [], "optional": false, "default_features": true, "target": null, "kind": "normal"}))
             .collect();
         let pubtime = line.pubtime.clone().unwrap_or_else(|| LONG_AGO.to_string());
-        let line = json!({"name": name, "vers": version, "deps": deps, "cksum": sum, "features": {}, "yanked": line.yanked, "pubtime": pubtime});
+        let mut line = json!({"name": name, "vers": version, "deps": deps, "cksum": sum, "features": {}, "yanked": line.yanked, "pubtime": pubtime});
+        if pubtime.is_empty() {
+            // An index written before registries recorded publish times.
+            line.as_object_mut().unwrap().remove("pubtime");
+        }
         let path = index.join(name);
         let mut text = std::fs::read_to_string(&path).unwrap_or_default();
         text.push_str(&format!("{line}\n"));
@@ -796,7 +800,7 @@ impl Fixture {
 /// How a crate version's index line reads.
 #[derive(Debug, Clone, Default)]
 pub struct Crate {
-    /// `pubtime`; [`LONG_AGO`] when `None`.
+    /// `pubtime`; [`LONG_AGO`] when `None`; no `pubtime` at all when empty.
     pub pubtime: Option<String>,
     /// Dependencies: (name, requirement).
     pub deps: Vec<(String, String)>,
