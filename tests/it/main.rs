@@ -34,5 +34,6 @@ mod scale_ci;
 mod schema;
 mod shards;
 mod supply_chain;
+mod supply_ecosystems;
 mod text;
 mod toolchain;

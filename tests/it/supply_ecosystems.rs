@@ -1,0 +1,275 @@
+//! The same gates on npm, PyPI (uv and pip-compile), Go and Bundler, each with its real tool
+//! against its registry stand-in: the publish time, deprecation and yank come from the
+//! registry's own metadata (the npm packument's `time` and `deprecated`, PyPI's JSON API, the
+//! module proxy's `.info`, RubyGems' versions API), advisories from the OSV stand-in.
+
+use crate::common::gem_source::GemSource;
+use crate::common::go_proxy::GoProxy;
+use crate::common::npm_registry::NpmRegistry;
+use crate::common::pypi_index::PypiIndex;
+use crate::common::*;
+use crate::supply_chain::{refused_before_tests, stable};
+use serde_json::{Value, json};
+
+/// A one-action plan updating `package` from `from` to `to` with `command` in `ecosystem`.
+fn one_update(
+    ecosystem: &str,
+    lock: &str,
+    test: &str,
+    update: (&str, &str, &str),
+    command: &str,
+) -> Value {
+    let (package, from, to) = update;
+    let mut action = create_mr(
+        &format!("quartermaster/{ecosystem}-{to}"),
+        &[json!({"package": package, "from": from, "to": to, "update_type": "patch"})],
+        "batch",
+    );
+    action["title"] = json!(format!("chore(deps): update {package}"));
+    action["commands"] = json!([command]);
+    action["test_command"] = json!(test);
+    let mut plan = plan(vec![action]);
+    plan["repo_context"]["ecosystems"] = json!([ecosystem]);
+    plan["repo_context"]["test_command"] = json!(test);
+    plan["repo_context"]["lock_files"] = json!([lock]);
+    plan
+}
+
+fn npm_run(f: &Fixture, registry: &NpmRegistry, to: &str) -> Run {
+    let plan = one_update(
+        "npm",
+        "package-lock.json",
+        "npm test",
+        ("async", "3.2.5", to),
+        &format!("npm install async@{to}"),
+    );
+    let npmrc = format!("npmrc={}", f.npmrc(registry).display());
+    f.run_with(&plan, &[], &[("QM_TOOL_CONFIG", &npmrc)])
+}
+
+#[test]
+fn npm_a_too_new_version_is_refused_and_an_old_one_lands_with_its_release_notes() {
+    if !tool_present(&["npm", "--version"]) {
+        return;
+    }
+    let f = Fixture::new();
+    let registry = NpmRegistry::async_app(&f);
+    registry.publish_at("3.2.7", &hours_ago(3));
+    let run = npm_run(&f, &registry, "3.2.7");
+    refused_before_tests(&f, &run, "denied", "policy.release_too_new");
+    insta::assert_snapshot!(stable(run.reason(0)));
+    f.releases.release(
+        "example/async",
+        "v3.2.6",
+        "### Fixed\n- a leak in `queue` (fixes #12, thanks @someone)",
+    );
+    f.releases
+        .release("example/async", "v3.2.7", "Not this one.");
+    let run = npm_run(&f, &registry, "3.2.6");
+    assert_eq!(run.status(0), "done", "{}", run.said());
+    let body = f.pulls()[0]["body"].as_str().unwrap().to_string();
+    let notes = "<details><summary>async 3.2.5 → 3.2.6</summary>\n\n#### v3.2.6\n\n> ### Fixed\n> - a leak in `queue` (fixes #\u{200B}12, thanks @\u{200B}someone)\n\n[all releases](https://github.com/example/async/releases)\n\n</details>";
+    assert!(body.contains(notes), "{body}");
+    assert!(
+        !body.contains("Not this one"),
+        "only the releases between from and to: {body}"
+    );
+}
+
+#[test]
+fn npm_deprecated_and_vulnerable_versions_are_refused() {
+    if !tool_present(&["npm", "--version"]) {
+        return;
+    }
+    let f = Fixture::new();
+    let registry = NpmRegistry::async_app(&f);
+    registry.publish("3.2.7");
+    registry.deprecate("3.2.7", "this release leaks memory, use 3.2.8");
+    let run = npm_run(&f, &registry, "3.2.7");
+    refused_before_tests(&f, &run, "denied", "policy.deprecated");
+    insta::assert_snapshot!(stable(run.reason(0)));
+    registry.publish("3.2.8");
+    f.osv.add(osv::advisory(
+        "GHSA-fwr7-v2mv-hh25",
+        "npm",
+        "async",
+        &["3.2.8"],
+        "3.2.9",
+    ));
+    let run = npm_run(&f, &registry, "3.2.8");
+    refused_before_tests(&f, &run, "denied", "policy.vulnerable");
+    insta::assert_snapshot!(stable(run.reason(0)));
+}
+
+const UV_PROJECT: &str = "[project]\nname = \"app\"\nversion = \"0.1.0\"\nrequires-python = \">=3.9\"\ndependencies = [\"lib>=1.0\"]\n";
+const PY_TEST: &str = "python3 -m unittest discover -s tests";
+
+/// Runs `plan` with the index in the operator's configuration file for `tool`.
+fn python_run(f: &Fixture, index: &PypiIndex, plan: &Value, tool: &str, config: &str) -> Run {
+    let path = f.tmp().with_file_name(format!("{tool}-config"));
+    std::fs::write(&path, config.replace("{url}", &index.url)).unwrap();
+    f.run_with(
+        plan,
+        &[],
+        &[("QM_TOOL_CONFIG", &format!("{tool}={}", path.display()))],
+    )
+}
+
+#[test]
+fn uv_too_new_and_yanked_versions_are_refused() {
+    if !tool_present(&["uv", "--version"]) {
+        return;
+    }
+    let f = Fixture::new();
+    let index = PypiIndex::start("lib");
+    index.publish("1.0.0");
+    f.add_python_app(&index, &[("pyproject.toml", UV_PROJECT)], &["uv", "lock"]);
+    index.publish_at("1.0.1", &hours_ago(1));
+    let uv_toml = "[[index]]\nurl = \"{url}\"\ndefault = true\n";
+    let plan = |to: &str| {
+        one_update(
+            "uv",
+            "uv.lock",
+            PY_TEST,
+            ("lib", "1.0.0", to),
+            &format!("uv lock --upgrade-package lib=={to}"),
+        )
+    };
+    let run = python_run(&f, &index, &plan("1.0.1"), "uv", uv_toml);
+    refused_before_tests(&f, &run, "denied", "policy.release_too_new");
+    insta::assert_snapshot!(stable(run.reason(0)));
+    index.publish("1.0.2");
+    index.yank("1.0.2", "broken wheel");
+    let run = python_run(&f, &index, &plan("1.0.2"), "uv", uv_toml);
+    refused_before_tests(&f, &run, "denied", "policy.deprecated");
+    insta::assert_snapshot!(stable(run.reason(0)));
+    let asked = index.requests.lock().unwrap().clone();
+    assert!(
+        asked.contains(&"/pypi/lib/1.0.2/json".to_string()),
+        "{asked:?}"
+    );
+}
+
+#[test]
+fn pip_compile_too_new_and_vulnerable_versions_are_refused() {
+    if !tool_present(&["pip-compile", "--version"]) {
+        return;
+    }
+    let f = Fixture::new();
+    let index = PypiIndex::start("lib");
+    index.publish("1.0.0");
+    f.add_python_app(
+        &index,
+        &[("requirements.in", "lib>=1.0\n")],
+        &["pip-compile", "requirements.in"],
+    );
+    index.publish_at("1.0.1", &hours_ago(6));
+    let pip_conf = "[global]\nindex-url = {url}\n";
+    let plan = |to: &str| {
+        let command = format!("pip-compile --upgrade-package lib=={to} requirements.in");
+        one_update(
+            "pip",
+            "requirements.txt",
+            PY_TEST,
+            ("lib", "1.0.0", to),
+            &command,
+        )
+    };
+    let run = python_run(&f, &index, &plan("1.0.1"), "pip", pip_conf);
+    refused_before_tests(&f, &run, "denied", "policy.release_too_new");
+    insta::assert_snapshot!(stable(run.reason(0)));
+    index.publish("1.0.2");
+    f.osv.add(osv::advisory(
+        "PYSEC-2026-17",
+        "PyPI",
+        "lib",
+        &["1.0.2"],
+        "1.0.3",
+    ));
+    let run = python_run(&f, &index, &plan("1.0.2"), "pip", pip_conf);
+    refused_before_tests(&f, &run, "denied", "policy.vulnerable");
+    insta::assert_snapshot!(stable(run.reason(0)));
+}
+
+fn go_run(f: &Fixture, proxy: &GoProxy, to: &str) -> Run {
+    let module = "example.com/lib";
+    let plan = one_update(
+        "go",
+        "go.sum",
+        "go test ./...",
+        (module, "v1.0.0", to),
+        &format!("go get {module}@{to}"),
+    );
+    let dir = proxy.dir.display().to_string();
+    let flags = [
+        "--extra-env",
+        "GOPROXY",
+        "--extra-env",
+        "GOSUMDB",
+        "--expose-dir",
+        &dir,
+    ];
+    f.run_with(
+        &plan,
+        &flags,
+        &[
+            ("GOPROXY", &proxy.url),
+            ("GOSUMDB", "off"),
+            ("GOTOOLCHAIN", "local"),
+        ],
+    )
+}
+
+#[test]
+fn go_too_new_and_vulnerable_versions_are_refused() {
+    if !tool_present(&["go", "version"]) {
+        return;
+    }
+    let f = Fixture::new();
+    let proxy = GoProxy::new(&f, "example.com/lib");
+    proxy.publish("v1.0.0");
+    f.add_go_app(&proxy, "example.com/lib", "v1.0.0");
+    proxy.publish_at("v1.0.1", &hours_ago(2));
+    let run = go_run(&f, &proxy, "v1.0.1");
+    refused_before_tests(&f, &run, "denied", "policy.release_too_new");
+    insta::assert_snapshot!(stable(run.reason(0)));
+    proxy.publish("v1.0.2");
+    // OSV writes Go versions without their `v`.
+    f.osv.add(osv::advisory(
+        "GO-2026-4017",
+        "Go",
+        "example.com/lib",
+        &["1.0.2"],
+        "1.0.3",
+    ));
+    let run = go_run(&f, &proxy, "v1.0.2");
+    refused_before_tests(&f, &run, "denied", "policy.vulnerable");
+    insta::assert_snapshot!(stable(run.reason(0)));
+    assert!(
+        f.osv
+            .queried()
+            .contains(&("Go".into(), "example.com/lib".into(), "1.0.2".into()))
+    );
+}
+
+#[test]
+fn bundler_a_too_new_version_is_refused() {
+    if !tool_present(&["bundle", "--version"]) {
+        return;
+    }
+    let f = Fixture::new();
+    let source = GemSource::start(&f, "lib");
+    source.publish("1.0.0");
+    f.add_bundle_app(&source, "~> 1.0");
+    source.publish_at("1.0.1", &hours_ago(4));
+    let plan = one_update(
+        "bundle",
+        "Gemfile.lock",
+        "make gems",
+        ("lib", "1.0.0", "1.0.1"),
+        "bundle update lib",
+    );
+    let run = f.run(&plan, &[]);
+    refused_before_tests(&f, &run, "denied", "policy.release_too_new");
+    insta::assert_snapshot!(stable(run.reason(0)));
+}
