@@ -183,8 +183,11 @@ impl Registries {
     }
 
     fn cargo(&self, source: &Source) -> Endpoint {
-        let Source::Registry(id) = source else {
-            return Endpoint::None("not from a registry".into());
+        let id = match source {
+            Source::Registry(id) => id.as_str(),
+            // Asked about by name alone (`check_update`): the default registry.
+            Source::DefaultRegistry => "sparse+https://index.crates.io/",
+            _ => return Endpoint::None("not from a registry".into()),
         };
         let crates_io = id == "registry+https://github.com/rust-lang/crates.io-index"
             || id.trim_end_matches('/') == "sparse+https://index.crates.io";

@@ -22,6 +22,7 @@ mod gitlab;
 mod golden;
 mod jobs;
 mod lock_maintenance;
+mod mcp_policy;
 mod mcp_python_client;
 mod mcp_stdio;
 mod named_plan;

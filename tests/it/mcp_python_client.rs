@@ -31,6 +31,7 @@ fn the_python_sdk_validates_explains_and_submits_needs_registry() {
     assert_eq!(
         summary["tools"],
         json!([
+            "check_update",
             "describe_mission",
             "explain_code",
             "get_schema",

@@ -18,7 +18,7 @@ const VALID_PLAN: &str = r#"{
   }]
 }"#;
 
-struct Server {
+pub(crate) struct Server {
     child: Child,
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
@@ -28,11 +28,18 @@ struct Server {
 impl Server {
     /// Starts the server and completes the MCP handshake.
     fn start() -> Self {
+        Self::start_with(&[], &[])
+    }
+
+    /// [`Server::start`] with more arguments and variables.
+    pub(crate) fn start_with(args: &[&str], env: &[(&str, &str)]) -> Self {
         let plans = tempfile::tempdir().unwrap();
         let mut child = Command::new(env!("CARGO_BIN_EXE_quartermaster"))
             .arg("mcp")
             .arg("--plans-dir")
             .arg(plans.path())
+            .args(args)
+            .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
@@ -88,7 +95,7 @@ impl Server {
     }
 
     /// Calls a tool; returns its text and whether it is a tool error.
-    fn call(&mut self, tool: &str, arguments: Value) -> (String, bool) {
+    pub(crate) fn call(&mut self, tool: &str, arguments: Value) -> (String, bool) {
         let reply = self.request(
             7,
             "tools/call",
@@ -101,14 +108,14 @@ impl Server {
         (text.to_string(), result["isError"] == json!(true))
     }
 
-    fn call_json(&mut self, tool: &str, arguments: Value) -> Value {
+    pub(crate) fn call_json(&mut self, tool: &str, arguments: Value) -> Value {
         let (text, is_error) = self.call(tool, arguments);
         assert!(!is_error, "{text}");
         serde_json::from_str(&text).unwrap()
     }
 
     /// Closes stdin and expects a clean exit.
-    fn finish(mut self) {
+    pub(crate) fn finish(mut self) {
         drop(self.stdin);
         assert!(self.child.wait().unwrap().success());
     }
@@ -128,6 +135,7 @@ fn lists_its_tools_with_schemas() {
     assert_eq!(
         names,
         [
+            "check_update",
             "describe_mission",
             "explain_code",
             "get_schema",
