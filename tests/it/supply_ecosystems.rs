@@ -273,3 +273,80 @@ fn bundler_a_too_new_version_is_refused() {
     refused_before_tests(&f, &run, "denied", "policy.release_too_new");
     insta::assert_snapshot!(stable(run.reason(0)));
 }
+
+/// An operator whose npm is set up as `actions/setup-node` leaves it (`NPM_CONFIG_USERCONFIG`
+/// naming an npmrc whose token is `${NODE_AUTH_TOKEN}`), with no `--tool-config`: the npmrc and
+/// the token are carried into the unit, said so at start-up without the token, and the gates ask
+/// the same registry with the same credential. Control: with an npmrc that names no registry, the
+/// unit's npm does not ask the private registry.
+#[test]
+fn the_operators_npmrc_and_its_token_are_carried_into_units() {
+    if !tool_present(&["npm", "--version"]) {
+        return;
+    }
+    let f = Fixture::new();
+    let registry = NpmRegistry::async_app(&f);
+    let token = "npm_operator_secret_7f3a9c";
+    let host = registry
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches('/');
+    let npmrc = f.root.path().join("setup-node.npmrc");
+    let text = format!(
+        "registry={}\n//{host}/:_authToken=${{NODE_AUTH_TOKEN}}\naudit=false\nfund=false\nfetch-retries=0\n",
+        registry.url
+    );
+    std::fs::write(&npmrc, text).unwrap();
+    let userconfig = npmrc.display().to_string();
+    let env = [
+        ("NPM_CONFIG_USERCONFIG", userconfig.as_str()),
+        ("NODE_AUTH_TOKEN", token),
+    ];
+    let run = f.run_with(
+        &one_update(
+            "npm",
+            "package-lock.json",
+            "npm test",
+            ("async", "3.2.5", "3.2.6"),
+            "npm update async",
+        ),
+        &[],
+        &env,
+    );
+    assert_eq!(run.status(0), "done", "{}", run.said());
+    let line = format!(
+        "quartermaster: registry configuration carried into units (read-only): npmrc from NPM_CONFIG_USERCONFIG ({userconfig}), NODE_AUTH_TOKEN (a secret: passed to commands, redacted from their output); lock files may therefore also resolve from {host}"
+    );
+    assert!(run.stderr.contains(&line), "{}", run.stderr);
+    let everything = format!("{}{}{}", run.said(), run.report, f.pulls()[0]);
+    assert!(
+        !everything.contains(token),
+        "the token is never printed or reported"
+    );
+    let authorizations = registry.authorizations.lock().unwrap().clone();
+    assert!(
+        authorizations
+            .iter()
+            .any(|a| a == &format!("Bearer {token}")),
+        "{authorizations:?}"
+    );
+    // Control: an npmrc naming no registry sends the unit's npm to the public one, which the
+    // new-source rule refuses, or which cannot be reached: the private registry is not asked.
+    std::fs::write(&npmrc, "fetch-retries=0\naudit=false\n").unwrap();
+    let asked = registry.requests.lock().unwrap().len();
+    let plan = one_update(
+        "npm",
+        "package-lock.json",
+        "npm test",
+        ("async", "3.2.5", "3.2.6"),
+        "npm install async@3.2.6",
+    );
+    let run = f.run_with(&plan, &[], &env);
+    assert_ne!(run.status(0), "done", "{}", run.said());
+    assert_eq!(
+        registry.requests.lock().unwrap().len(),
+        asked,
+        "{}",
+        run.said()
+    );
+}

@@ -27,6 +27,8 @@ pub struct NpmRegistry {
     releases: Arc<Mutex<BTreeMap<String, Release>>>,
     /// The paths requested, in order.
     pub requests: Arc<Mutex<Vec<String>>>,
+    /// The `Authorization` header of each request that had one.
+    pub authorizations: Arc<Mutex<Vec<String>>>,
     server: Arc<tiny_http::Server>,
 }
 
@@ -47,11 +49,20 @@ impl NpmRegistry {
         let url = format!("http://{}/", server.server_addr().to_ip().unwrap());
         let releases = Arc::new(Mutex::new(BTreeMap::new()));
         let requests = Arc::new(Mutex::new(Vec::new()));
+        let authorizations: Arc<Mutex<Vec<String>>> = Arc::default();
         let (srv, served, seen) = (server.clone(), releases.clone(), requests.clone());
+        let authorized = authorizations.clone();
         let package = name.to_string();
         std::thread::spawn(move || {
             for request in srv.incoming_requests() {
                 seen.lock().unwrap().push(request.url().to_string());
+                let auth = request
+                    .headers()
+                    .iter()
+                    .find(|h| h.field.equiv("Authorization"));
+                if let Some(header) = auth {
+                    authorized.lock().unwrap().push(header.value.to_string());
+                }
                 let response = answer(&package, &served.lock().unwrap(), request.url());
                 let _ = request.respond(response);
             }
@@ -61,6 +72,7 @@ impl NpmRegistry {
             name: name.to_string(),
             releases,
             requests,
+            authorizations,
             server,
         }
     }
