@@ -2,10 +2,12 @@
 # Quartermaster end to end, on this machine, with no forge account and no network.
 #
 # Builds, under target/demo/:
-#   registry/     a local cargo registry with two crates, each with a newer patch release;
-#                 farewell 2.0.1 changes its output, so it breaks the app's test
+#   registry/     a local cargo registry with two crates, each with a newer patch release
+#                 published ten days ago; farewell 2.0.1 changes its output, so it breaks the
+#                 app's test
 #   remote.git    a bare git repository: the app's "origin"
-#   checkout/     a clone of it, where the app depends on greeting 1.0.0 and farewell 2.0.0
+#   checkout/     a clone of it, where the app depends on greeting 1.0.0 and farewell 2.0.0, with
+#                 the repository's policy, .quartermaster.toml
 #   plan.json     an agent's plan: update both (fallback individual_on_failure), open an issue
 #                 about the breaking one, skip a held package
 # then runs `quartermaster run` on the local forge and shows what it did: the pushed branches and
@@ -34,9 +36,10 @@ replace-with = "demo-registry"
 local-registry = "$out/registry"
 EOF
 
-# publish NAME VERSION LIB_RS: adds one crate version to the local registry.
+# publish NAME VERSION PUBTIME LIB_RS: adds one crate version to the local registry, published at
+# PUBTIME as its index line says (what Quartermaster's release-age gate reads).
 publish() {
-    local name=$1 version=$2 code=$3 dir
+    local name=$1 version=$2 pubtime=$3 code=$4 dir
     dir=$(mktemp -d)
     mkdir -p "$dir/$name-$version/src"
     printf '[package]\nname = "%s"\nversion = "%s"\nedition = "2021"\n' "$name" "$version" \
@@ -48,15 +51,17 @@ publish() {
     sum=$(sha256sum "$out/registry/$name-$version.crate" | cut -d' ' -f1)
     index=$out/registry/index/${name:0:2}/${name:2:2}
     mkdir -p "$index"
-    printf '{"name":"%s","vers":"%s","deps":[],"cksum":"%s","features":{},"yanked":false}\n' \
-        "$name" "$version" "$sum" >> "$index/$name"
+    printf '{"name":"%s","vers":"%s","deps":[],"cksum":"%s","features":{},"yanked":false,"pubtime":"%s"}\n' \
+        "$name" "$version" "$sum" "$pubtime" >> "$index/$name"
 }
 
-publish greeting 1.0.0 'pub fn greet(name: &str) -> String { format!("Hello, {name}!") }'
-publish greeting 1.0.1 '/// Greets by name (1.0.1: documented).
+long_ago=2025-01-06T09:00:00Z
+ten_days_ago=$(date -u -d '10 days ago' +%Y-%m-%dT%H:%M:%SZ)
+publish greeting 1.0.0 "$long_ago" 'pub fn greet(name: &str) -> String { format!("Hello, {name}!") }'
+publish greeting 1.0.1 "$ten_days_ago" '/// Greets by name (1.0.1: documented).
 pub fn greet(name: &str) -> String { format!("Hello, {name}!") }'
-publish farewell 2.0.0 'pub fn bye(name: &str) -> String { format!("Goodbye, {name}.") }'
-publish farewell 2.0.1 'pub fn bye(name: &str) -> String { format!("Bye {name}") }'
+publish farewell 2.0.0 "$long_ago" 'pub fn bye(name: &str) -> String { format!("Goodbye, {name}.") }'
+publish farewell 2.0.1 "$ten_days_ago" 'pub fn bye(name: &str) -> String { format!("Bye {name}") }'
 
 git init --quiet --bare --initial-branch=main "$out/remote.git"
 git clone --quiet "$out/remote.git" "$out/checkout" 2>/dev/null
@@ -88,6 +93,14 @@ mod tests {
 }
 EOF
 printf '/target\n' > .gitignore
+# The repository's policy, read from the default branch. The defaults hold (a 3-day minimum release
+# age, deprecated and yanked versions refused) but one: this demo has no network, so the advisory
+# database (OSV) cannot be reached, and the default `block = true` would refuse every update for
+# it. Here advisories are reported, not enforced, and the PR says they could not be checked.
+cat > .quartermaster.toml <<'EOF'
+[advisories]
+block = false
+EOF
 cargo update --quiet -p greeting --precise 1.0.0 2>/dev/null || cargo generate-lockfile --quiet
 cargo update --quiet -p greeting --precise 1.0.0
 cargo update --quiet -p farewell --precise 2.0.0

@@ -60,10 +60,16 @@ pub fn carry(config: &RunConfig, plan: &ValidatedPlan, progress: &Progress) -> C
         .collect();
     let own: BTreeMap<OsString, OsString> = std::env::vars_os().collect();
     let carried = carry::discover(&ecosystems, &config.tool_configs, &config.extra_env, &own);
+    let given: Vec<&str> = config.tool_configs.iter().map(|s| s.tool.name()).collect();
     if carried.found.is_empty() {
-        progress.line(
-            "quartermaster: registries: no operator registry configuration to carry into units (official registries need none)",
-        );
+        progress.line(&if given.is_empty() {
+            "quartermaster: registries: no operator registry configuration to carry into units (official registries need none)".to_string()
+        } else {
+            format!(
+                "quartermaster: registries: as --tool-config gives them ({}); nothing more to carry into units",
+                given.join(", ")
+            )
+        });
     } else {
         let hosts: Vec<&str> = carried.hosts.iter().map(String::as_str).collect();
         progress.line(&format!(

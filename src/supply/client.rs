@@ -58,7 +58,7 @@ pub struct Http {
     slots: Arc<Semaphore>,
     /// Hosts that could not be reached after every attempt: asked no more in this run, so that an
     /// unreachable service costs its retries once, not once per lookup.
-    unreachable: Arc<std::sync::Mutex<std::collections::HashSet<String>>>,
+    unreachable: Arc<std::sync::Mutex<std::collections::HashMap<String, String>>>,
 }
 
 impl Http {
@@ -116,10 +116,10 @@ impl Http {
         }
         let host = parsed.host_str().unwrap_or_default().to_string();
         let key = format!("{}:{}", host, parsed.port_or_known_default().unwrap_or(0));
-        if self.gave_up(&key, None) {
+        if let Some(why) = self.gave_up(&key, None) {
             return Err(FetchError::Unreachable {
                 host,
-                why: "it could not be reached earlier in this run".into(),
+                why: format!("{why}, earlier in this run"),
             });
         }
         let _slot = self
@@ -156,21 +156,21 @@ impl Http {
             host,
             why: "no attempt was made".into(),
         });
-        if matches!(error, FetchError::Unreachable { .. }) {
-            self.gave_up(&key, Some(()));
+        if let FetchError::Unreachable { why, .. } = &error {
+            self.gave_up(&key, Some(why));
         }
         Err(error)
     }
 
-    /// Whether `key` was given up on; with `mark`, gives up on it.
-    fn gave_up(&self, key: &str, mark: Option<()>) -> bool {
+    /// Why `key` was given up on, if it was; with `why`, gives up on it.
+    fn gave_up(&self, key: &str, why: Option<&str>) -> Option<String> {
         let mut hosts = self
             .unreachable
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        match mark {
-            Some(()) => !hosts.insert(key.to_string()),
-            None => hosts.contains(key),
+        match why {
+            Some(why) => hosts.insert(key.to_string(), why.to_string()),
+            None => hosts.get(key).cloned(),
         }
     }
 
