@@ -49,8 +49,47 @@ pub fn sections(
         }
     }
     out.push_str(&checks_line(screening, policy));
+    out.push_str(&allowed_findings(screening));
     out.push_str(&notes_section(notes, allow_mentions));
     out
+}
+
+/// What the policy reports without refusing (`block = false`): known advisories and deprecations
+/// of the new versions, so a reviewer still sees them.
+fn allowed_findings(screening: &Screening) -> String {
+    let mut out = String::new();
+    for c in &screening.checked {
+        let name = format!(
+            "{} {}",
+            markdown::code(&c.package),
+            markdown::code(&c.version)
+        );
+        if !c.advisories.is_empty() {
+            let links: Vec<String> = c
+                .advisories
+                .iter()
+                .map(|id| {
+                    let url = format!("https://osv.dev/vulnerability/{id}");
+                    markdown::link(&markdown::cell(id), &url)
+                })
+                .collect();
+            out.push_str(&format!(
+                "- ⚠️ {name} has known advisories: {} (reported, not refused: `advisories.block = false`)\n",
+                links.join(", ")
+            ));
+        }
+        if let Some(how) = &c.withdrawn {
+            out.push_str(&format!(
+                "- ⚠️ {name} is {} by its registry (reported, not refused: `deprecated.block = false`)\n",
+                markdown::cell(&markdown::one_line(how, false))
+            ));
+        }
+    }
+    if out.is_empty() {
+        out
+    } else {
+        format!("\n{out}")
+    }
 }
 
 /// One line saying what the new versions were checked against.

@@ -121,8 +121,9 @@ pub async fn facts(
         Endpoint::Python { index } => pypi::facts(http, cache, index, name, version).await,
         Endpoint::CratesSparse { index } => crates::facts(http, cache, index, name, version).await,
         Endpoint::CratesLocal { dir } => {
-            let index = format!("file://{}/index/", dir.display());
-            crates::facts(http, cache, &index, name, version).await
+            let index = url::Url::from_directory_path(dir.join("index"))
+                .map_err(|()| format!("{} is not an absolute path", dir.display()))?;
+            crates::facts(http, cache, index.as_str(), name, version).await
         }
         Endpoint::Gems { source } => gems::facts(http, cache, source, name, version).await,
         Endpoint::GoProxy { base } => go::facts(http, base, name, version).await,

@@ -120,3 +120,21 @@ fn unchecked_advisories_are_said() {
     let open = crate::policy::parse("[advisories]\nblock = false\n", "p").unwrap();
     insta::assert_snapshot!(sections(&screening, &[], &open, false));
 }
+
+#[test]
+fn what_the_policy_lets_through_is_still_shown() {
+    let mut version = checked();
+    version.age = "old enough".into();
+    version.advisories = vec!["GHSA-aaaa-bbbb-cccc".into()];
+    version.withdrawn = Some("deprecated (use lib2 | @team)".into());
+    let screening = Screening {
+        checked: vec![version],
+        ..Screening::default()
+    };
+    let open = crate::policy::parse(
+        "[advisories]\nblock = false\n[deprecated]\nblock = false\n",
+        "p",
+    )
+    .unwrap();
+    insta::assert_snapshot!(sections(&screening, &[], &open, false));
+}

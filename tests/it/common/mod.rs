@@ -907,6 +907,8 @@ pub fn strip_timings(value: &mut Value) {
                 "started_ms",
                 "duration_ms",
                 "forge_requests",
+                // How old a version was when the gates checked it.
+                "age_seconds",
             ] {
                 map.remove(key);
             }
