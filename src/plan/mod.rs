@@ -418,17 +418,7 @@ mod tests {
 
     #[test]
     fn update_type_names_match_serde() {
-        for t in [
-            UpdateType::Major,
-            UpdateType::Minor,
-            UpdateType::Patch,
-            UpdateType::Digest,
-            UpdateType::Pin,
-            UpdateType::PinDigest,
-            UpdateType::LockFileMaintenance,
-            UpdateType::Rollback,
-            UpdateType::Replacement,
-        ] {
+        for t in UpdateType::ALL {
             assert_eq!(
                 serde_json::to_value(t).unwrap(),
                 Value::String(t.as_str().into())

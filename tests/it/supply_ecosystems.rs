@@ -191,35 +191,6 @@ fn pip_compile_too_new_and_vulnerable_versions_are_refused() {
     insta::assert_snapshot!(stable(run.reason(0)));
 }
 
-fn go_run(f: &Fixture, proxy: &GoProxy, to: &str) -> Run {
-    let module = "example.com/lib";
-    let plan = one_update(
-        "go",
-        "go.sum",
-        "go test ./...",
-        (module, "v1.0.0", to),
-        &format!("go get {module}@{to}"),
-    );
-    let dir = proxy.dir.display().to_string();
-    let flags = [
-        "--extra-env",
-        "GOPROXY",
-        "--extra-env",
-        "GOSUMDB",
-        "--expose-dir",
-        &dir,
-    ];
-    f.run_with(
-        &plan,
-        &flags,
-        &[
-            ("GOPROXY", &proxy.url),
-            ("GOSUMDB", "off"),
-            ("GOTOOLCHAIN", "local"),
-        ],
-    )
-}
-
 #[test]
 fn go_too_new_and_vulnerable_versions_are_refused() {
     if !tool_present(&["go", "version"]) {
@@ -230,7 +201,7 @@ fn go_too_new_and_vulnerable_versions_are_refused() {
     proxy.publish("v1.0.0");
     f.add_go_app(&proxy, "example.com/lib", "v1.0.0");
     proxy.publish_at("v1.0.1", &hours_ago(2));
-    let run = go_run(&f, &proxy, "v1.0.1");
+    let run = proxy.run_update_to(&f, "v1.0.1", "local");
     refused_before_tests(&f, &run, "denied", "policy.release_too_new");
     insta::assert_snapshot!(stable(run.reason(0)));
     proxy.publish("v1.0.2");
@@ -242,7 +213,7 @@ fn go_too_new_and_vulnerable_versions_are_refused() {
         &["1.0.2"],
         "1.0.3",
     ));
-    let run = go_run(&f, &proxy, "v1.0.2");
+    let run = proxy.run_update_to(&f, "v1.0.2", "local");
     refused_before_tests(&f, &run, "denied", "policy.vulnerable");
     insta::assert_snapshot!(stable(run.reason(0)));
     assert!(

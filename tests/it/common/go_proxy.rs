@@ -72,14 +72,19 @@ impl GoProxy {
     /// on `quartermaster/go-lib`, tested by `go test ./...`; `gotoolchain` is the operator's
     /// GOTOOLCHAIN.
     pub fn run_update(&self, f: &Fixture, gotoolchain: &str) -> Run {
+        self.run_update_to(f, "v1.0.1", gotoolchain)
+    }
+
+    /// [`GoProxy::run_update`] to the version `to`.
+    pub fn run_update_to(&self, f: &Fixture, to: &str, gotoolchain: &str) -> Run {
         let module = &self.module;
         let mut action = create_mr(
             "quartermaster/go-lib",
-            &[json!({"package": module, "from": "v1.0.0", "to": "v1.0.1", "update_type": "patch"})],
+            &[json!({"package": module, "from": "v1.0.0", "to": to, "update_type": "patch"})],
             "batch",
         );
         action["title"] = json!(format!("chore(deps): update {module}"));
-        action["commands"] = json!([format!("go get {module}@v1.0.1")]);
+        action["commands"] = json!([format!("go get {module}@{to}")]);
         action["test_command"] = json!("go test ./...");
         let mut go_plan = plan(vec![action]);
         go_plan["repo_context"]["ecosystems"] = json!(["go"]);
