@@ -16,6 +16,7 @@ mod ecosystems;
 mod engine;
 mod explain;
 mod facts;
+mod first_hour;
 mod fleet;
 mod github;
 mod gitlab;
