@@ -225,9 +225,10 @@ fn default_branch_exists(
     if heads.len() > SHOWN {
         branches.push(format!("and {} more", heads.len() - SHOWN));
     }
-    let branches = match branches.is_empty() {
-        true => "it has none".to_string(),
-        false => format!("its branches are {}", branches.join(", ")),
+    let branches = if branches.is_empty() {
+        "it has none".to_string()
+    } else {
+        format!("its branches are {}", branches.join(", "))
     };
     Err(ConfigError::with_hint(
         format!(

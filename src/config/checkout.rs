@@ -25,16 +25,26 @@ fn work_tree(dir: &Path) -> Option<PathBuf> {
 /// Refuses a checkout that is not a git repository, where the run needs one (the local forge
 /// pushes to the checkout's remote).
 pub fn require_repository(checkout: &Path) -> Result<(), ConfigError> {
-    match git2::Repository::open(checkout) {
-        Ok(_) => Ok(()),
-        Err(_) => Err(ConfigError::with_hint(
+    if git2::Repository::open(checkout).is_ok() {
+        return Ok(());
+    }
+    Err(match work_tree(checkout) {
+        Some(tree) => ConfigError::with_hint(
+            format!(
+                "{} is inside the clone {}, not its top",
+                checkout.display(),
+                tree.display()
+            ),
+            format!("pass --checkout {} (QM_CHECKOUT)", tree.display()),
+        ),
+        None => ConfigError::with_hint(
             format!(
                 "{} is not a git repository, nor inside one",
                 checkout.display()
             ),
             "run quartermaster from the clone of the repository to update (any directory of it), or name the clone with --checkout DIR (QM_CHECKOUT)",
-        )),
-    }
+        ),
+    })
 }
 
 #[cfg(test)]
@@ -55,6 +65,12 @@ mod tests {
             ..Inputs::default()
         };
         assert_eq!(checkout(&named, &CiEnv::default(), dir.path().into()), sub);
+        let refused = require_repository(&sub).unwrap_err();
+        insta::assert_snapshot!(
+            refused
+                .render()
+                .replace(&dir.path().display().to_string(), "DIR")
+        );
     }
 
     #[test]

@@ -186,9 +186,10 @@ fn result_text(a: &ActionReport) -> String {
         return cell(&a.reason);
     }
     let pulls = a.pull_requests.iter().map(|p| {
-        let branch = match a.branch.as_deref() == Some(p.branch.as_str()) {
-            true => String::new(),
-            false => format!(" on {}", cell_code(&p.branch)),
+        let branch = if a.branch.as_deref() == Some(p.branch.as_str()) {
+            String::new()
+        } else {
+            format!(" on {}", cell_code(&p.branch))
         };
         format!("PR #{} {}{branch}", p.number, p.operation.as_str())
     });
