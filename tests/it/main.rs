@@ -29,6 +29,7 @@ mod named_plan;
 mod named_run;
 mod packaging;
 mod pangolin;
+mod pins;
 mod policy;
 mod python;
 mod scale_ci;
