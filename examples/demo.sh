@@ -20,9 +20,13 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 out=${QM_DEMO_DIR:-$here/target/demo}
 bin=${QM_BIN:-}
 if [ -z "$bin" ]; then
-    cargo build --release --locked --quiet --manifest-path "$here/Cargo.toml"
+    # The one slow step, shown as cargo shows it. Optimised code makes the run below quick.
+    echo "== building Quartermaster in release mode: once (later runs reuse it); the first build"
+    echo "   takes about 6 minutes on an idle 2-core machine, longer under load =="
+    cargo build --release --locked --manifest-path "$here/Cargo.toml"
     bin=$here/target/release/quartermaster
 fi
+echo "== a cargo project, its registry, its remote and an agent's plan, in $out =="
 
 rm -rf "$out"
 mkdir -p "$out/registry/index" "$out/cargo-home"

@@ -5,13 +5,14 @@
 mod gates;
 pub mod named;
 mod sandbox;
+mod subject;
 
 use crate::ci::github;
 use crate::ci::progress::Progress;
 use crate::config::{ConfigError, RunConfig};
 use crate::finding::Finding;
 use crate::forge::{self, ForgeKind};
-use crate::git::CredentialGuard;
+use crate::git::{CredentialGuard, Mirror, RemoteSpec};
 use crate::mission::Mission;
 use crate::report::{
     ActionReport, IsolationReport, REPORT_VERSION, RunReport, Summary, Timing, ValidationReport,
@@ -175,6 +176,7 @@ fn execute(
     let guard = guard_checkout(config, progress)?;
     *crate::harden::lock(&guard_slot) = Some(guard);
     let scratch = crate::harden::scratch()?;
+    default_branch_exists(plan, forge.remote(), scratch.path())?;
     // The remote is read before any unit, so that the policy comes from the very commit the
     // units start from.
     let opened = gates::builds(config, plan)
@@ -203,7 +205,12 @@ fn execute(
     if let Some(opened) = opened {
         engine = engine.remote(opened);
     }
-    let actions = engine.run(runtime.handle());
+    let mut actions = engine.run(runtime.handle());
+    for report in &mut actions {
+        if let Some(action) = plan.plan().actions.get(report.index) {
+            report.subject = subject::subject(action);
+        }
+    }
     let isolation = IsolationReport {
         level: sandbox.level(),
         fallbacks: sandbox.fallbacks().to_vec(),
@@ -215,6 +222,40 @@ fn execute(
         forge_requests: forge.requests(),
         isolation,
     })
+}
+
+/// Stops the run before any action when the plan's default branch is not on the remote: every
+/// branch would start from it and every PR target it. The remote's branches are listed, to pick
+/// from. A remote that cannot be listed is left to the actions, which each report it.
+fn default_branch_exists(
+    plan: &ValidatedPlan,
+    remote: &RemoteSpec,
+    scratch: &std::path::Path,
+) -> Result<(), ConfigError> {
+    const SHOWN: usize = 20;
+    let default = &plan.plan().repo_context.default_branch;
+    let Ok(heads) = Mirror::new(remote.clone(), scratch).and_then(|mirror| mirror.list()) else {
+        return Ok(());
+    };
+    if heads.contains_key(default) {
+        return Ok(());
+    }
+    let mut branches: Vec<String> = heads.keys().take(SHOWN).map(|b| format!("`{b}`")).collect();
+    if heads.len() > SHOWN {
+        branches.push(format!("and {} more", heads.len() - SHOWN));
+    }
+    let branches = if branches.is_empty() {
+        "it has none".to_string()
+    } else {
+        format!("its branches are {}", branches.join(", "))
+    };
+    Err(ConfigError::with_hint(
+        format!(
+            "repo_context.default_branch `{}` does not exist on the remote; {branches}",
+            crate::finding::clip(default)
+        ),
+        "set repo_context.default_branch to the branch the pull requests are to target, usually the repository's default branch",
+    ))
 }
 
 /// Hides the credentials CI persisted in the checkout while commands run.

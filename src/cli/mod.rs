@@ -1,7 +1,8 @@
-//! The command line: `run`, `validate`, `schema`, `mcp`, and for many jobs `export`, `shards` and
-//! `report merge`. Parses arguments, hands them to the library's rooms, and turns results into
-//! output and exit codes.
+//! The command line: `run`, `validate`, `schema`, `explain`, `mcp`, and for many jobs `export`,
+//! `shards` and `report merge`. Parses arguments, hands them to the library's rooms, and turns
+//! results into output and exit codes.
 
+mod explain;
 mod mcp;
 mod run;
 mod scale;
@@ -41,6 +42,7 @@ pub enum Command {
     /// Every flag can also be set with its `QM_*` variable (`--dry-run` is `QM_DRY_RUN`). Exits 0
     /// when every action is done or skipped, 1 when one failed or was denied, 2 when the plan or
     /// the configuration is invalid (then nothing runs).
+    #[command(override_usage = "quartermaster run --plan <FILE|-> [OPTIONS]")]
     Run(Box<Inputs>),
     /// Check a plan against the schema and the mission's rules; nothing runs.
     ///
@@ -61,6 +63,11 @@ pub enum Command {
     /// Work with run reports.
     #[command(subcommand)]
     Report(ReportCommand),
+    /// Say what a finding code means and how to fix the plan; without a code, list every code.
+    ///
+    /// A code is what `validate` and the report show in brackets: `error[json.syntax]`. Exits 2
+    /// for an unknown code, naming the closest one.
+    Explain(ExplainArgs),
     /// Serve MCP on standard input and output: tools to check a plan and submit it as a
     /// docker-agent named plan. Runs nothing.
     ///
@@ -88,6 +95,15 @@ pub struct ValidateArgs {
     #[arg(long, value_name = "DIR")]
     pub missions_dir: Option<PathBuf>,
     /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+#[derive(Debug, Args)]
+pub struct ExplainArgs {
+    /// The finding code, such as `branch.prefix` (or as shown: `error[branch.prefix]`).
+    pub code: Option<String>,
+    /// Output format (`json`: the MCP `explain_code` tool's answer).
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
 }
@@ -133,6 +149,7 @@ pub fn main() -> ExitCode {
         Command::Export(args) => scale::export(&args),
         Command::Shards(args) => scale::shards(&args),
         Command::Report(command) => scale::report(&command),
+        Command::Explain(args) => explain::command(&args),
         Command::Schema => {
             let schema = serde_json::to_string_pretty(&crate::plan::json_schema())
                 .expect("a JSON value serialises");

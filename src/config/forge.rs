@@ -24,12 +24,16 @@ impl RunConfig {
                     "the local forge works on the checkout (--checkout) and its remote (--remote); leave QM_REPOSITORY unset, or choose --forge github or gitlab",
                 ));
             }
-            ForgeKind::Local => ForgeConfig::Local(LocalSettings {
-                checkout: config.checkout.clone(),
-                remote: config.remote.clone(),
-                dir: config.forge_dir.clone(),
-                token: config.token.clone(),
-            }),
+            ForgeKind::Local => {
+                // The local forge pushes to the checkout's remote.
+                super::require_repository(&config.checkout)?;
+                ForgeConfig::Local(LocalSettings {
+                    checkout: config.checkout.clone(),
+                    remote: config.remote.clone(),
+                    dir: config.forge_dir.clone(),
+                    token: config.token.clone(),
+                })
+            }
             ForgeKind::Github => ForgeConfig::Github(github(config)?),
             ForgeKind::Gitlab => ForgeConfig::Gitlab(gitlab(config)?),
         })
@@ -77,8 +81,9 @@ fn github(config: &RunConfig) -> Result<GithubSettings, ConfigError> {
     let repository = match repository_input(config, true)? {
         Some(repository) => repository,
         None => ci.github_repository.clone().ok_or_else(|| {
-            ConfigError::new(
-                "GITHUB_REPOSITORY is not set: the github forge needs GITHUB_REPOSITORY (owner/name), as GitHub Actions sets it",
+            ConfigError::with_hint(
+                "the github forge needs the repository, and GITHUB_REPOSITORY is not set (GitHub Actions sets it)",
+                "outside GitHub Actions, name it with --repository OWNER/NAME (QM_REPOSITORY)",
             )
         })?,
     };

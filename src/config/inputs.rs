@@ -17,9 +17,9 @@ use std::path::PathBuf;
 #[derive(Debug, Default, Clone, Args, Deserialize)]
 #[serde(default)]
 pub struct Inputs {
-    /// The plan to execute: a file, or `docker-agent:<name>` for a docker-agent named plan
-    /// [env: QM_PLAN].
-    #[arg(long, value_name = "FILE")]
+    /// Required: the plan to execute: a file, `-` for standard input, or `docker-agent:<name>` for
+    /// a docker-agent named plan [env: QM_PLAN].
+    #[arg(long, value_name = "FILE|-")]
     #[serde(deserialize_with = "set")]
     pub plan: Option<PathBuf>,
     /// docker-agent's plans directory, for `--plan docker-agent:<name>` [env: QM_PLANS_DIR;
@@ -36,8 +36,8 @@ pub struct Inputs {
     #[arg(long, value_name = "NAME")]
     #[serde(deserialize_with = "set")]
     pub result_plan: Option<String>,
-    /// The repository checkout [env: QM_CHECKOUT; default: GITHUB_WORKSPACE, CI_PROJECT_DIR or the
-    /// current directory].
+    /// The repository checkout [env: QM_CHECKOUT; default: GITHUB_WORKSPACE, CI_PROJECT_DIR, or the
+    /// clone the current directory is in].
     #[arg(long, value_name = "DIR")]
     #[serde(deserialize_with = "set")]
     pub checkout: Option<PathBuf>,

@@ -1,6 +1,7 @@
 //! Inputs: command-line flags, then `QM_*` environment variables, then what the CI environment
 //! implies, then defaults; resolved once into a checked [`RunConfig`].
 
+mod checkout;
 mod ci;
 pub mod env_vars;
 mod error;
@@ -9,6 +10,7 @@ mod inputs;
 mod named;
 mod values;
 
+pub use checkout::{checkout, require_repository};
 pub use ci::CiEnv;
 pub use error::ConfigError;
 pub use inputs::Inputs;
@@ -257,16 +259,6 @@ fn parsed<T: std::str::FromStr<Err = crate::sandbox::SandboxError>>(
     value
         .parse()
         .map_err(|e: crate::sandbox::SandboxError| ConfigError::new(e.to_string()))
-}
-
-/// The checkout: `--checkout`/`QM_CHECKOUT`, else the CI job's workspace, else `cwd`.
-pub fn checkout(inputs: &Inputs, ci: &CiEnv, cwd: PathBuf) -> PathBuf {
-    inputs
-        .checkout
-        .clone()
-        .or_else(|| ci.github_workspace.clone().map(PathBuf::from))
-        .or_else(|| ci.ci_project_dir.clone().map(PathBuf::from))
-        .unwrap_or(cwd)
 }
 
 fn forge_kind(name: Option<&str>, ci: &CiEnv) -> Result<ForgeKind, ConfigError> {

@@ -40,8 +40,8 @@ macro_rules! explanations {
 
 explanations! {
     JsonSyntax => (
-        "The plan is not well-formed JSON; the message gives the line and column where parsing stopped.",
-        "Emit exactly one JSON object: check quotes, commas and brackets at the position given, and send no prose or code fences around it.",
+        "The plan is not well-formed JSON, or not JSON at all (an empty file, YAML); the message gives the line and column where parsing stopped.",
+        "Emit exactly one JSON object: check quotes, commas and brackets at the position given, send no prose or code fences around it, and convert a YAML plan to JSON.",
     ),
     JsonTooDeep => (
         "The JSON nests deeper than 128 levels; no plan needs more than a handful.",

@@ -54,7 +54,7 @@ pub fn parse(bytes: &[u8]) -> (Parsed, Vec<Finding>) {
     let document: Value = match serde_json::from_slice(bytes) {
         Ok(v) => v,
         Err(e) => {
-            findings.push(json_error(&e));
+            findings.push(json_error(&e, bytes));
             return (parsed, findings);
         }
     };
@@ -132,7 +132,10 @@ fn typed<T: serde::de::DeserializeOwned>(
     }
 }
 
-fn json_error(e: &serde_json::Error) -> Finding {
+fn json_error(e: &serde_json::Error, bytes: &[u8]) -> Finding {
+    if let Some(finding) = not_json(bytes) {
+        return finding;
+    }
     let text = e.to_string();
     // serde_json appends " at line L column C"; we put the position first, where people look.
     let what = text
@@ -159,6 +162,18 @@ fn json_error(e: &serde_json::Error) -> Finding {
         Code::JsonSyntax,
         format!("line {}, column {}: {what}{hint}", e.line(), e.column()),
     )
+}
+
+/// A plan that is not JSON at all, said so: an empty file, or text that does not start as a JSON
+/// object does (YAML, most often), rather than the parser's first complaint.
+fn not_json(bytes: &[u8]) -> Option<Finding> {
+    let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
+    let message = match first {
+        None => "the file is empty: a plan is a JSON object with `repo_context` and `actions` (`quartermaster schema` prints its schema)".to_string(),
+        Some(b'{' | b'[' | b'"') => return None,
+        Some(_) => "the plan is JSON, and this text does not start with `{` as a JSON object does (is it YAML?): write the plan as JSON; `quartermaster schema` prints its schema".to_string(),
+    };
+    Some(Finding::error("", Code::JsonSyntax, message))
 }
 
 #[cfg(test)]

@@ -55,18 +55,20 @@ impl RunReport {
     }
 
     fn actions_table(&self) -> String {
-        let mut out = "| # | Action | Status | Result |\n|---:|---|---|---|\n".to_string();
+        let mut out =
+            "| # | Action | Subject | Status | Result |\n|---:|---|---|---|---|\n".to_string();
         for a in &self.actions {
             let what = match &a.branch {
                 Some(b) => format!("{} {}", a.kind, cell_code(b)),
                 None => a.kind.to_string(),
             };
             out.push_str(&format!(
-                "| {} | {} | {} | {} |\n",
+                "| {} | {} | {} | {} | {} |\n",
                 a.index,
                 what,
+                cell(&a.subject),
                 status_badge(a.status),
-                cell(&result_text(a))
+                result_text(a)
             ));
         }
         out
@@ -177,18 +179,31 @@ fn status_badge(status: Status) -> &'static str {
     }
 }
 
+/// The reason the action ended as it did, else what it touched: each PR (with its branch where the
+/// action split into several) and issue, and where each comment went.
 fn result_text(a: &ActionReport) -> String {
     if !a.reason.is_empty() {
-        return a.reason.clone();
+        return cell(&a.reason);
     }
-    a.pull_requests
+    let pulls = a.pull_requests.iter().map(|p| {
+        let branch = if a.branch.as_deref() == Some(p.branch.as_str()) {
+            String::new()
+        } else {
+            format!(" on {}", cell_code(&p.branch))
+        };
+        format!("PR #{} {}{branch}", p.number, p.operation.as_str())
+    });
+    let issues = a
+        .issues
         .iter()
-        .map(|p| format!("PR #{} {}", p.number, p.operation.as_str()))
-        .chain(
-            a.issues
-                .iter()
-                .map(|i| format!("issue #{} {}", i.number, i.operation.as_str())),
-        )
+        .map(|i| format!("issue #{} {}", i.number, i.operation.as_str()));
+    let comments = a.comments.iter().map(|c| {
+        let on = if c.on == "issue" { "issue" } else { "PR" };
+        format!("comment {} on {on} #{}", c.operation.as_str(), c.number)
+    });
+    pulls
+        .chain(issues)
+        .chain(comments)
         .collect::<Vec<_>>()
         .join("; ")
 }
@@ -212,4 +227,58 @@ fn shard_line(only: &[usize], plan_actions: usize) -> String {
         "**Shard**: actions {} of the plan's {plan_actions} are in this report; the others are not in this shard.\n\n",
         indices.join(", ")
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::report;
+    use super::super::{CommentRef, IssueRef, Operation, PullRequestRef};
+    use super::*;
+    use crate::plan::ActionType;
+
+    fn pull(number: u64, branch: &str) -> PullRequestRef {
+        PullRequestRef {
+            number,
+            url: format!("https://forge.example/pulls/{number}"),
+            branch: branch.into(),
+            operation: Operation::Created,
+            reused: None,
+        }
+    }
+
+    /// Each row names what its action is about, as the plan does, and what it touched.
+    #[test]
+    fn every_row_names_its_subject() {
+        let mut split = ActionReport::new(0, ActionType::CreateMr);
+        split.branch = Some("quartermaster/cargo".into());
+        split.subject = "chore(deps): update cargo | patch".into();
+        split.pull_requests = vec![
+            pull(1, "quartermaster/cargo--greeting"),
+            pull(2, "quartermaster/cargo--farewell"),
+        ];
+        let mut issue = ActionReport::new(1, ActionType::CreateIssue);
+        issue.subject = "farewell 2.0.1 changes bye()".into();
+        issue.issues.push(IssueRef {
+            number: 3,
+            url: "https://forge.example/issues/3".into(),
+            operation: Operation::Created,
+        });
+        let mut comment = ActionReport::new(2, ActionType::CommentMr);
+        comment.subject = "on PR #1".into();
+        comment.comments.push(CommentRef {
+            on: "pull_request".into(),
+            number: 1,
+            url: "https://forge.example/pulls/1#comment".into(),
+            operation: Operation::Updated,
+        });
+        let mut update = ActionReport::new(3, ActionType::UpdateMr);
+        update.branch = Some("quartermaster/npm".into());
+        update.subject = "PR #4".into();
+        update.pull_requests = vec![pull(4, "quartermaster/npm")];
+        let mut skip = ActionReport::new(4, ActionType::Skip);
+        skip.subject = "serde".into();
+        skip.finish(Status::Skipped, "Held by a maintainer");
+        let md = report(vec![split, issue, comment, update, skip]).to_markdown();
+        insta::assert_snapshot!(md);
+    }
 }

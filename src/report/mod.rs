@@ -279,6 +279,10 @@ pub struct ActionReport {
     pub reason: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
+    /// What the action is about, as the plan names it: the PR's or the issue's title, the PR or
+    /// issue a comment goes to, the package a skip holds.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub subject: String,
     pub pull_requests: Vec<PullRequestRef>,
     pub issues: Vec<IssueRef>,
     pub comments: Vec<CommentRef>,
@@ -313,6 +317,7 @@ impl ActionReport {
             status: Status::Done,
             reason: String::new(),
             branch: None,
+            subject: String::new(),
             pull_requests: Vec::new(),
             issues: Vec::new(),
             comments: Vec::new(),
@@ -480,7 +485,7 @@ fn peak_memory_kb() -> u64 {
 mod tests {
     use super::*;
 
-    fn report(actions: Vec<ActionReport>) -> RunReport {
+    pub(super) fn report(actions: Vec<ActionReport>) -> RunReport {
         let mut r = RunReport {
             version: REPORT_VERSION,
             quartermaster: "test".into(),
@@ -550,7 +555,7 @@ mod tests {
         let md = report(vec![a]).to_markdown();
         assert!(md.contains("## Quartermaster: 0 done, 1 failed, 0 skipped, 0 denied"));
         assert!(md.contains(
-            "| 0 | create_mr `quartermaster/x` | ❌ failed | a command failed \\| badly |"
+            "| 0 | create_mr `quartermaster/x` |  | ❌ failed | a command failed \\| badly |"
         ));
         assert!(md.contains("````text\n```\n</details>\nboom\n````"), "{md}");
     }

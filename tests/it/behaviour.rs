@@ -98,7 +98,7 @@ fn batch_green_opens_one_pr(backend: Backend) {
     assert!(body.contains("<!-- quartermaster:pr:"));
     assert!(
         run.summary
-            .contains("| 0 | create_mr `quartermaster/cargo` | ✅ done | PR #1 created |"),
+            .contains("| 0 | create_mr `quartermaster/cargo` | chore(deps): update cargo patch dependencies | ✅ done | PR #1 created |"),
         "{}",
         run.summary
     );
@@ -869,8 +869,10 @@ fn working_dir_must_stay_inside_the_repository() {
     );
 }
 
+/// A default branch the remote lacks stops the run before any action (no issue either), and the
+/// error lists the branches the remote has.
 #[test]
-fn a_missing_default_branch_fails_the_git_actions_only() {
+fn a_missing_default_branch_stops_the_run_before_any_action() {
     let f = Fixture::new();
     let mut p = plan(vec![
         create_mr("quartermaster/cargo", &[greeting()], "batch"),
@@ -878,12 +880,15 @@ fn a_missing_default_branch_fails_the_git_actions_only() {
     ]);
     p["repo_context"]["default_branch"] = Value::from("trunk");
     let run = f.run(&p, &[]);
-    assert_eq!(run.code, 1, "{}", run.said());
-    assert_eq!(
-        run.reason(0),
-        "the default branch `trunk` does not exist on the remote"
-    );
-    assert_eq!(run.status(1), "done");
+    assert_eq!(run.code, 2, "{}", run.said());
+    assert_eq!(run.report["actions"], json!([]));
+    assert!(f.issues().is_empty(), "no action ran");
+    let said: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("error: ") || l.starts_with("hint: "))
+        .collect();
+    insta::assert_snapshot!(said.join("\n"));
 }
 
 #[test]

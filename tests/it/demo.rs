@@ -37,6 +37,13 @@ fn the_demo_runs_end_to_end() {
         stdout.contains("## Quartermaster: 1 done, 1 failed, 1 skipped, 0 denied"),
         "{stdout}"
     );
+    // Each row says what its action is about.
+    let table: Vec<&str> = stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("| # | Action"))
+        .take_while(|l| l.starts_with('|'))
+        .collect();
+    insta::assert_snapshot!(table.join("\n"));
     let report: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out_dir.path().join("report.json")).unwrap())
             .unwrap();
@@ -68,5 +75,23 @@ fn the_demo_runs_end_to_end() {
     assert!(
         lock.contains("name = \"greeting\"\nversion = \"1.0.1\""),
         "{lock}"
+    );
+}
+
+/// The demo's one slow step, the release build, shows cargo's progress and is announced first.
+#[test]
+fn the_demo_says_it_builds_once_and_shows_the_build() {
+    let script =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/demo.sh")).unwrap();
+    let build = script
+        .lines()
+        .position(|l| l.trim_start().starts_with("cargo build --release"))
+        .unwrap();
+    let lines: Vec<&str> = script.lines().collect();
+    assert!(!lines[build].contains("--quiet"), "{}", lines[build]);
+    let announced = lines[..build].join("\n");
+    assert!(
+        announced.contains("building Quartermaster in release mode: once"),
+        "{announced}"
     );
 }

@@ -430,17 +430,22 @@ fn missing_repository_or_token_is_a_configuration_error() {
     let f = Fixture::on(Backend::Github);
     let run = f.run_with(&one_pr(), &[], &[("GITHUB_REPOSITORY", "")]);
     assert_eq!(run.code, 2);
-    assert!(run.stderr.ends_with("error: GITHUB_REPOSITORY is not set: the github forge needs GITHUB_REPOSITORY (owner/name), as GitHub Actions sets it\n"), "{}", run.stderr);
+    let said = run.stderr.lines().rev().take(2).collect::<Vec<_>>();
+    insta::assert_snapshot!(said.into_iter().rev().collect::<Vec<_>>().join("\n"));
     // The report, the job summary and the outputs still say what happened.
     assert_eq!(run.report["exit_code"], 2);
     assert_eq!(
         run.report["error"],
-        "GITHUB_REPOSITORY is not set: the github forge needs GITHUB_REPOSITORY (owner/name), as GitHub Actions sets it"
+        "the github forge needs the repository, and GITHUB_REPOSITORY is not set (GitHub Actions sets it)"
+    );
+    assert_eq!(
+        run.report["hint"],
+        "outside GitHub Actions, name it with --repository OWNER/NAME (QM_REPOSITORY)"
     );
     let summary = std::fs::read_to_string(f.root.path().join("step-summary.md")).unwrap();
     assert!(
         summary.contains(
-            "Quartermaster could not start; nothing ran.\n\n> GITHUB_REPOSITORY is not set"
+            "Quartermaster could not start; nothing ran.\n\n> the github forge needs the repository"
         ),
         "{summary}"
     );

@@ -3,6 +3,7 @@
 //! action, the runner action and the component take the same inputs, and the README documents
 //! each variable.
 
+use insta::assert_snapshot;
 use yaml_rust2::{Yaml, YamlLoader};
 
 fn load(path: &str) -> Yaml {
@@ -85,7 +86,7 @@ fn the_readme_documents_every_variable_the_action_sets() {
 fn component() -> Vec<Yaml> {
     let text = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/templates/quartermaster.yml"
+        "/templates/quartermaster/template.yml"
     ))
     .unwrap();
     YamlLoader::load_from_str(&text).unwrap()
@@ -266,4 +267,247 @@ fn the_component_takes_the_actions_inputs() {
         only_component,
         vec!["token-variable", "stage", "job-name", "image"]
     );
+}
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+fn text(path: &str) -> String {
+    std::fs::read_to_string(format!("{ROOT}/{path}")).unwrap()
+}
+
+/// The step of `job` in a workflow whose `id` is `id`.
+fn step<'y>(workflow: &'y Yaml, job: &str, id: &str) -> &'y Yaml {
+    workflow["jobs"][job]["steps"]
+        .as_vec()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"].as_str() == Some(id))
+        .unwrap_or_else(|| panic!("no step {id} in job {job}"))
+}
+
+/// Runs `.ci/release ARGS` in `dir`; what it printed, or the failure with what it said.
+fn release(dir: &std::path::Path, args: &[&str]) -> Result<String, String> {
+    let out = std::process::Command::new("bash")
+        .arg(format!("{ROOT}/.ci/release"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    if out.status.success() {
+        Ok(said)
+    } else {
+        Err(said + &String::from_utf8_lossy(&out.stderr))
+    }
+}
+
+/// A copy of the files a release writes or reads, in a new directory.
+fn release_files() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for file in [
+        "Cargo.toml",
+        "CHANGELOG.md",
+        "action.yml",
+        "runner/action.yml",
+        "templates/quartermaster/template.yml",
+    ] {
+        let to = dir.path().join(file);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(format!("{ROOT}/{file}"), to).unwrap();
+    }
+    dir
+}
+
+/// The release workflow's release commit names the very image the image workflow's push step
+/// pushed: both ask `.ci/release` with the same owner and tag, and what `stamp` writes into a copy
+/// of the files is the first image `images` lists. Nothing else in the files changes.
+#[test]
+fn a_release_names_the_image_its_workflow_pushed() {
+    let push = step(&load(".github/workflows/image.yml"), "image", "push").clone();
+    let stamp = step(&load(".github/workflows/release.yml"), "release", "stamp").clone();
+    for (name, expression) in [
+        ("TAG", "${{ github.ref_name }}"),
+        ("OWNER", "${{ github.repository_owner }}"),
+    ] {
+        assert_eq!(push["env"][name].as_str(), Some(expression), "push {name}");
+        assert_eq!(
+            stamp["env"][name].as_str(),
+            Some(expression),
+            "stamp {name}"
+        );
+    }
+    let pushes = push["run"].as_str().unwrap();
+    assert!(pushes.contains(".ci/release images \"$OWNER\" \"$TAG\" > \"$RUNNER_TEMP/images\""));
+    assert!(pushes.contains("docker push --quiet \"$image\"\ndone < \"$RUNNER_TEMP/images\""));
+    let stamps = stamp["run"].as_str().unwrap();
+    assert!(stamps.starts_with(".ci/release stamp \"$OWNER\" \"$REPOSITORY\" \"$TAG\"\n"));
+    assert_eq!(
+        stamp["env"]["REPOSITORY"].as_str(),
+        Some("${{ github.repository }}")
+    );
+
+    let dir = release_files();
+    let images = release(dir.path(), &["images", "Octo-Org", "v1.2.3"]).unwrap();
+    assert_snapshot!(images, @r"
+    full ghcr.io/octo-org/quartermaster:1.2.3
+    full ghcr.io/octo-org/quartermaster:v1
+    runtime ghcr.io/octo-org/quartermaster:1.2.3-runtime
+    runtime ghcr.io/octo-org/quartermaster:v1-runtime
+    ");
+    let pushed = images
+        .lines()
+        .next()
+        .unwrap()
+        .strip_prefix("full ")
+        .unwrap();
+    let before = |file: &str| load(file);
+    let after = |file: &str| {
+        let text = std::fs::read_to_string(dir.path().join(file)).unwrap();
+        YamlLoader::load_from_str(&text).unwrap()
+    };
+    release(
+        dir.path(),
+        &["stamp", "Octo-Org", "Octo-Org/quartermaster", "v1.2.3"],
+    )
+    .unwrap();
+
+    let mut action = after("action.yml").remove(0);
+    assert_eq!(
+        action["runs"]["image"].as_str(),
+        Some(format!("docker://{pushed}").as_str())
+    );
+    action["runs"]["image"] = before("action.yml")["runs"]["image"].clone();
+    assert_eq!(action, before("action.yml"), "only the image changes");
+
+    let mut component = after("templates/quartermaster/template.yml");
+    let image = &mut component[0]["spec"]["inputs"]["image"]["default"];
+    assert_eq!(image.as_str(), Some(pushed));
+    *image = self::component()[0]["spec"]["inputs"]["image"]["default"].clone();
+    assert_eq!(component, self::component(), "only the image changes");
+
+    let mut runner = after("runner/action.yml").remove(0);
+    let download = &mut runner["runs"]["steps"][0]["env"];
+    assert_eq!(download["VERSION"].as_str(), Some("1.2.3"));
+    assert_eq!(
+        download["RELEASES"].as_str(),
+        Some("${{ github.server_url }}/Octo-Org/quartermaster/releases/download")
+    );
+    let original = &before("runner/action.yml")["runs"]["steps"][0]["env"];
+    download["VERSION"] = original["VERSION"].clone();
+    download["RELEASES"] = original["RELEASES"].clone();
+    assert_eq!(
+        runner,
+        before("runner/action.yml"),
+        "only the download changes"
+    );
+}
+
+/// `verify` is what the GitLab release pipeline checks: it holds on the release commit, and not
+/// on files that name another release.
+#[test]
+fn verify_tells_a_release_commit_from_any_other() {
+    let dir = release_files();
+    let cargo = dir.path().join("Cargo.toml");
+    let manifest = std::fs::read_to_string(&cargo).unwrap().replacen(
+        &format!("version = \"{}\"", env!("CARGO_PKG_VERSION")),
+        "version = \"1.2.3\"",
+        1,
+    );
+    std::fs::write(&cargo, manifest).unwrap();
+    let refused = release(dir.path(), &["verify", "1.2.3"]).unwrap_err();
+    assert!(
+        refused.contains("action.yml does not run the image of 1.2.3"),
+        "{refused}"
+    );
+    release(
+        dir.path(),
+        &["stamp", "octo", "octo/quartermaster", "v1.2.3"],
+    )
+    .unwrap();
+    release(dir.path(), &["verify", "1.2.3"]).unwrap();
+    let refused = release(dir.path(), &["verify", "1.2.4"]).unwrap_err();
+    assert!(
+        refused.contains("Cargo.toml says version 1.2.3, not 1.2.4"),
+        "{refused}"
+    );
+    // The files of this commit name this version (with the placeholder owner until a release).
+    release(
+        std::path::Path::new(ROOT),
+        &["verify", env!("CARGO_PKG_VERSION")],
+    )
+    .unwrap();
+}
+
+/// A tag publishes only with Cargo.toml's version and a changelog section, which becomes the
+/// release's notes.
+#[test]
+fn a_release_needs_its_version_and_its_changelog_section() {
+    let dir = release_files();
+    let version = env!("CARGO_PKG_VERSION");
+    let refused = release(dir.path(), &["check", &format!("v{version}")]).unwrap_err();
+    assert!(
+        refused.contains(&format!("CHANGELOG.md has no section `## [{version}]`")),
+        "{refused}"
+    );
+    let refused = release(dir.path(), &["check", "v9.9.9"]).unwrap_err();
+    assert!(refused.contains(&format!(
+        "Cargo.toml says version {version}, the tag v9.9.9"
+    )));
+    let refused = release(dir.path(), &["check", version]).unwrap_err();
+    assert!(
+        refused.contains(&format!("the tag `{version}` is not vX.Y.Z")),
+        "{refused}"
+    );
+
+    let changelog = dir.path().join("CHANGELOG.md");
+    let text = std::fs::read_to_string(&changelog).unwrap().replacen(
+        "## [Unreleased]",
+        &format!("## [Unreleased]\n\n## [{version}] - 2026-11-27"),
+        1,
+    );
+    std::fs::write(&changelog, text).unwrap();
+    release(dir.path(), &["check", &format!("v{version}")]).unwrap();
+    let notes = release(dir.path(), &["notes", version]).unwrap();
+    assert!(
+        notes.starts_with("The first release. What exists:\n"),
+        "{notes}"
+    );
+    assert!(!notes.contains("## ["), "{notes}");
+}
+
+/// The project keeps its own lock file current with its own action: a weekly workflow runs the
+/// latest release's action on a committed lock-maintenance plan, which validates.
+#[test]
+fn the_project_runs_its_own_action_on_its_lock_file_weekly() {
+    let workflow = load(".github/workflows/lock-maintenance.yml");
+    assert!(workflow["on"]["schedule"][0]["cron"].as_str().is_some());
+    let steps = workflow["jobs"]["lock-maintenance"]["steps"]
+        .as_vec()
+        .unwrap();
+    let major = format!("v{}", env!("CARGO_PKG_VERSION_MAJOR"));
+    let release = steps
+        .iter()
+        .find(|s| s["with"]["path"].as_str() == Some(".quartermaster-release"))
+        .unwrap();
+    assert_eq!(release["with"]["ref"].as_str(), Some(major.as_str()));
+    let run = steps
+        .iter()
+        .find(|s| s["uses"].as_str() == Some("./.quartermaster-release"))
+        .unwrap();
+    let plan = run["with"]["plan"].as_str().unwrap();
+    assert_eq!(plan, ".github/quartermaster/lock-maintenance.json");
+
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_quartermaster"))
+        .args(["validate", "--format", "json", &format!("{ROOT}/{plan}")])
+        .output()
+        .unwrap();
+    let verdict: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(verdict["valid"], true, "{verdict}");
+    assert_eq!(verdict["warnings"], serde_json::json!([]), "{verdict}");
+    let plan: serde_json::Value = serde_json::from_str(&text(plan)).unwrap();
+    let action = &plan["actions"][0];
+    assert_eq!(plan["actions"].as_array().unwrap().len(), 1);
+    assert_eq!(action["commands"], serde_json::json!(["cargo update"]));
+    assert_eq!(action["updates"][0]["package"], "Cargo.lock");
+    assert_eq!(action["updates"][0]["update_type"], "lock_file_maintenance");
 }

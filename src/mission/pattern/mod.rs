@@ -302,10 +302,14 @@ impl Pattern {
             };
             let literal_here = matches!(parts.as_slice(), [Part::Lit(l)] if l == word);
             if word.starts_with('-') && !literal_here {
+                let expected = match parts.as_slice() {
+                    [Part::Lit(l)] if l.starts_with('-') => Some(l.as_str()),
+                    _ => None,
+                };
                 return Err(Mismatch::at_word(
                     i,
                     false,
-                    option_refusal(word, &self.source),
+                    option_refusal(word, &self.source, expected),
                 ));
             }
             match_word(parts, word, &mut bound, check).map_err(|(placeholder, refusal)| {
@@ -325,7 +329,7 @@ impl Pattern {
         }
         if let Some(extra) = words.get(self.tokens.len()) {
             let refusal = if extra.starts_with('-') {
-                option_refusal(extra, &self.source)
+                option_refusal(extra, &self.source, None)
             } else {
                 Refusal::new(
                     Code::CommandNotAllowlisted,
@@ -342,14 +346,25 @@ impl Pattern {
     }
 }
 
-fn option_refusal(word: &str, form: &str) -> Refusal {
-    Refusal::new(
-        Code::CommandOptionInjection,
-        format!(
-            "`{}` is an option, and the allowed form `{form}` takes none here; remove it",
-            clip(word)
+/// Options that are another spelling of one an allowed form writes.
+const SPELLINGS: &[(&str, &str)] = &[("--package", "-p"), ("-P", "--upgrade-package")];
+
+/// Refuses an option where the form has none, or another one (`expected`), naming the one to write.
+fn option_refusal(word: &str, form: &str, expected: Option<&str>) -> Refusal {
+    let word = clip(word);
+    let (option, _) = word.split_once('=').unwrap_or((&word, ""));
+    let message = match expected {
+        Some(expected) if SPELLINGS.contains(&(option, expected)) => format!(
+            "`{option}` is written `{expected}` in the allowed form `{form}`; write `{expected}`"
         ),
-    )
+        Some(expected) => format!(
+            "`{word}` is an option the allowed form `{form}` does not take; it takes `{expected}` here"
+        ),
+        None => format!(
+            "`{word}` is an option, and the allowed form `{form}` takes none here; remove it"
+        ),
+    };
+    Refusal::new(Code::CommandOptionInjection, message)
 }
 
 fn render(parts: &[Part]) -> String {

@@ -15,6 +15,7 @@ pub mod npm_registry;
 pub mod osv;
 pub mod pypi_index;
 pub mod releases;
+pub mod skip;
 
 use assert_cmd::Command;
 use quartermaster::forge::Forge;
@@ -147,7 +148,7 @@ pub fn tool_present(argv: &[&str]) -> bool {
         "`{}` does not run here, and QM_TEST_REQUIRE_TOOLS is set",
         argv.join(" ")
     );
-    eprintln!("skipped: `{}` does not run here", argv.join(" "));
+    skip::skipped(&format!("`{}` does not run here", argv.join(" ")));
     false
 }
 
