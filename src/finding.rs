@@ -214,6 +214,13 @@ codes! {
     ChangeIntegrity => "change.integrity",
     /// The lock files or manifests could not be read to verify the change (run time).
     ChangeUnreadable => "change.unreadable",
+    /// A changed manifest or lock file that no reader verified, or another dependency file in a
+    /// directory no reader looked at (run time).
+    ChangeUnverifiedFile => "change.unverified_file",
+    /// A command wrote, changed or removed one of git's own files (run time).
+    ChangeGitFile => "change.git_file",
+    /// The commands' ecosystem lacks its lock file where another ecosystem's is (run time).
+    EcosystemMismatch => "ecosystem.mismatch",
     /// A toolchain the repository declares differs from the one the commands get (run time).
     ToolchainMismatch => "toolchain.mismatch",
 }

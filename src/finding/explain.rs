@@ -379,6 +379,18 @@ explanations! {
         "At run time: a lock file or manifest could not be read to verify the change (or is missing where the ecosystem needs one; `bun.lockb` cannot be verified); the action fails.",
         "Make sure working_dir holds the ecosystem's manifest and a text lock file (`bun.lock`, not only `bun.lockb`), and that the commands leave them well-formed.",
     ),
+    ChangeUnverifiedFile => (
+        "At run time: the commands changed a manifest or lock file that no reader verified (one outside what `working_dir` and its lock file govern, such as another directory's `Cargo.toml`), or another dependency file in a directory where no manifest or lock file was read; what is published must be what was verified, so the branch is denied.",
+        "Give each directory its own action with `working_dir` set to it, and use commands that change only that directory's dependency files.",
+    ),
+    ChangeGitFile => (
+        "At run time: a command wrote, changed or removed one of git's own files (`.gitattributes`, `.gitignore`, `.gitmodules`, `.mailmap`, `.lfsconfig`, anything in a `.git` directory), ignored ones included; they change what git commits and checks out, and no update needs them, so the branch is denied.",
+        "Leave the action out and tell a person: a dependency's code that writes git's files while it is updated needs looking into.",
+    ),
+    EcosystemMismatch => (
+        "At run time: the working directory has no lock file of the commands' ecosystem, but another ecosystem's lock file is there (npm commands in a pnpm project); nothing ran.",
+        "Write the commands for the ecosystem whose lock file the repository commits (`pnpm update <pkg>` for `pnpm-lock.yaml`) and declare it in repo_context.ecosystems.",
+    ),
     ToolchainMismatch => (
         "At run time, with `--toolchain-policy fail`: a toolchain the repository declares (go.mod, `.nvmrc`, package.json `engines` or `packageManager`, rust-toolchain.toml, `.python-version`, `requires-python`, `.ruby-version`, `BUNDLED WITH`, `.tool-versions`) differs from the one its commands would run with, and a lock file written by another toolchain is wrong even when its tests pass; the unit fails before any command runs.",
         "Nothing to change in the plan: install the declared version where Quartermaster runs, pass `--toolchain-install` to let Go, rustup and corepack fetch it, or update the declaration in the repository; `--toolchain-policy warn` records the mismatch and goes on.",

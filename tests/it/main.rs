@@ -35,3 +35,4 @@ mod schema;
 mod shards;
 mod text;
 mod toolchain;
+mod verified;
