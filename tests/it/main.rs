@@ -33,6 +33,7 @@ mod python;
 mod scale_ci;
 mod schema;
 mod shards;
+mod splits;
 mod text;
 mod toolchain;
 mod verified;
