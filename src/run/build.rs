@@ -135,11 +135,12 @@ impl Worker<'_> {
         }
         tracing::debug!(ms = millis(lap.elapsed()), "sandbox unit ready");
         let dir = workspace.dir(working_dir)?;
-        check_project(unit, test, &dir, working_dir)?;
+        let before = self.snapshot_before(unit, workspace, &dir);
+        check_project(unit, test, (&dir, working_dir), before.as_ref().ok())?;
+        let before = before?;
         self.progress
             .step(&format!("{}: workspace at {}", unit.branch, short(base)));
         let env = self.check_toolchains(&cell, unit, (workspace.root(), &dir), report)?;
-        let before = self.snapshot_before(unit, workspace, &dir)?;
         if let Some(why) = self.run_commands((&cell, &env), unit, &dir, report)? {
             return Ok(Built::CommandFailed(why));
         }

@@ -36,4 +36,5 @@ mod shards;
 mod splits;
 mod text;
 mod toolchain;
+mod transitive;
 mod verified;

@@ -1,6 +1,8 @@
-//! The snapshot's record of what it read, and a plan naming the wrong ecosystem.
+//! Declared updates wherever the lock holds them: in a member of a Cargo virtual workspace, as a
+//! transitive package, as one of two versions of a crate. And the snapshot's record of what it
+//! read, and a plan naming the wrong ecosystem.
 
-use crate::changes::{ChangesError, snapshot};
+use crate::changes::{ChangesError, Declared, Ecosystem, UpdateType, check, diff, snapshot};
 use std::path::Path;
 
 const SUM: &str = "0000000000000000000000000000000000000000000000000000000000000000";
@@ -63,6 +65,76 @@ fn sd(dir: &Path, anyhow: &str, syntax: &str) {
             ("xtask", "0.1.0", false, &["legacy"]),
         ]),
     );
+}
+
+fn declared(package: &str, from: &str, to: &str) -> Declared {
+    Declared {
+        package: package.into(),
+        from: from.into(),
+        to: to.into(),
+        update_type: UpdateType::Patch,
+    }
+}
+
+/// sd's anyhow PR said "1 transitive change: anyhow": in a virtual workspace, a member's
+/// dependency is direct, and a declared update is never also a transitive change.
+#[test]
+fn a_declared_update_in_a_virtual_workspace_is_not_transitive() {
+    let (before, after) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    sd(before.path(), "1.0.99", "0.8.8");
+    sd(after.path(), "1.0.100", "0.8.8");
+    let read = |d: &Path| snapshot(d, d, &["cargo"]).unwrap();
+    let v = check(
+        &diff(&read(before.path()), &read(after.path())),
+        &[declared("anyhow", "1.0.99", "1.0.100")],
+        &[],
+    );
+    assert!(!v.blocked(), "{:?}", v.findings);
+    assert_eq!(
+        (v.updates[0].from.as_deref(), v.updates[0].to.as_deref()),
+        (Some("1.0.99"), Some("1.0.100"))
+    );
+    assert!(v.transitive.is_empty(), "{:?}", v.transitive);
+    assert!(v.refreshed().is_empty());
+    let eco = &read(before.path()).ecosystems[&Ecosystem::Cargo];
+    let direct: Vec<&str> = eco
+        .packages
+        .iter()
+        .filter(|p| p.direct)
+        .map(|p| p.name.as_str())
+        .collect();
+    assert_eq!(
+        direct,
+        ["anyhow", "legacy", "regex"],
+        "every member's dependencies"
+    );
+}
+
+/// A lock holding regex-syntax 0.6.29 and 0.8.8, both transitive: the update of the 0.8 copy
+/// states that copy's versions, not every version locked, and is not transitive either.
+#[test]
+fn one_of_two_versions_of_a_crate_states_its_own_versions() {
+    let (before, after) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    sd(before.path(), "1.0.99", "0.8.8");
+    sd(after.path(), "1.0.99", "0.8.12");
+    let read = |d: &Path| snapshot(d, d, &["cargo"]).unwrap();
+    let (b, a) = (read(before.path()), read(after.path()));
+    let v = check(
+        &diff(&b, &a),
+        &[declared("regex-syntax", "0.8.8", "0.8.12")],
+        &[],
+    );
+    assert!(!v.blocked(), "{:?}", v.findings);
+    let fact = &v.updates[0];
+    assert_eq!(
+        (fact.from.as_deref(), fact.to.as_deref()),
+        (Some("0.8.8"), Some("0.8.12"))
+    );
+    assert_eq!(
+        fact.link.as_deref(),
+        Some("https://crates.io/crates/regex-syntax/0.8.12")
+    );
+    assert!(v.transitive.is_empty(), "{:?}", v.transitive);
 }
 
 /// The snapshot keeps the bytes of every file it read, and the files it looked for in vain.

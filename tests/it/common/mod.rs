@@ -402,7 +402,7 @@ impl Fixture {
         .unwrap()
     }
 
-    fn cargo(&self, dir: &Path, args: &[&str]) {
+    pub fn cargo(&self, dir: &Path, args: &[&str]) {
         succeed(
             std::process::Command::new("cargo")
                 .args(args)
@@ -413,12 +413,27 @@ impl Fixture {
 
     /// Adds a crate version to the local registry (cargo's `local-registry` layout).
     pub fn publish(&self, name: &str, version: &str, code: &str) {
+        self.publish_with(name, version, code, &[]);
+    }
+
+    /// [`Fixture::publish`] for a crate depending on `dependencies` (name, requirement).
+    pub fn publish_with(
+        &self,
+        name: &str,
+        version: &str,
+        code: &str,
+        dependencies: &[(&str, &str)],
+    ) {
         let work = tempfile::tempdir().unwrap();
         let dir = work.path().join(format!("{name}-{version}"));
         std::fs::create_dir_all(dir.join("src")).unwrap();
+        let requires: String = dependencies
+            .iter()
+            .map(|(dep, req)| format!("{dep} = \"{req}\"\n"))
+            .collect();
         std::fs::write(
             dir.join("Cargo.toml"),
-            format!("[package]\nname = \"{name}\"\nversion = \"{version}\"\nedition = \"2021\"\n"),
+            format!("[package]\nname = \"{name}\"\nversion = \"{version}\"\nedition = \"2021\"\n\n[dependencies]\n{requires}"),
         )
         .unwrap();
         std::fs::write(dir.join("src/lib.rs"), code).unwrap();
@@ -437,7 +452,14 @@ impl Fixture {
             .join(&name[..2])
             .join(&name[2..4]);
         std::fs::create_dir_all(&index).unwrap();
-        let line = json!({"name": name, "vers": version, "deps": [], "cksum": sum, "features": {}, "yanked": false});
+        let deps: Vec<Value> = dependencies
+            .iter()
+            .map(|(dep, req)| {
+                json!({"name": dep, "req": req, "features": [], "optional": false,
+                    "default_features": true, "target": null, "kind": "normal"})
+            })
+            .collect();
+        let line = json!({"name": name, "vers": version, "deps": deps, "cksum": sum, "features": {}, "yanked": false});
         let path = index.join(name);
         let mut text = std::fs::read_to_string(&path).unwrap_or_default();
         text.push_str(&format!("{line}\n"));

@@ -11,17 +11,21 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-/// A version's tarball and the `dist` the packument gives for it.
+/// A version's tarball, the `dist` the packument gives for it, and its dependencies.
 struct Release {
     tarball: Vec<u8>,
     dist: Value,
+    dependencies: Map<String, Value>,
 }
+
+/// Every package served, by name, with its releases by version.
+type Packages = BTreeMap<String, BTreeMap<String, Release>>;
 
 pub struct NpmRegistry {
     /// `http://127.0.0.1:PORT/`, the registry URL npm is given.
     pub url: String,
     name: String,
-    releases: Arc<Mutex<BTreeMap<String, Release>>>,
+    releases: Arc<Mutex<Packages>>,
     /// The paths requested, in order.
     pub requests: Arc<Mutex<Vec<String>>>,
     server: Arc<tiny_http::Server>,
@@ -45,11 +49,10 @@ impl NpmRegistry {
         let releases = Arc::new(Mutex::new(BTreeMap::new()));
         let requests = Arc::new(Mutex::new(Vec::new()));
         let (srv, served, seen) = (server.clone(), releases.clone(), requests.clone());
-        let package = name.to_string();
         std::thread::spawn(move || {
             for request in srv.incoming_requests() {
                 seen.lock().unwrap().push(request.url().to_string());
-                let response = answer(&package, &served.lock().unwrap(), request.url());
+                let response = answer(&served.lock().unwrap(), request.url());
                 let _ = request.respond(response);
             }
         });
@@ -65,10 +68,21 @@ impl NpmRegistry {
     /// Publishes `version`: a tarball with `package/package.json` and an `index.js` that exports
     /// the version.
     pub fn publish(&self, version: &str) {
+        self.publish_package(&self.name, version, &[]);
+    }
+
+    /// Publishes `version` of the package `name` (served besides the first), depending on
+    /// `dependencies` (name, range).
+    pub fn publish_package(&self, name: &str, version: &str, dependencies: &[(&str, &str)]) {
+        let dependencies: Map<String, Value> = dependencies
+            .iter()
+            .map(|(n, range)| (n.to_string(), json!(range)))
+            .collect();
         let work = tempfile::tempdir().unwrap();
         let package = work.path().join("package");
         std::fs::create_dir_all(&package).unwrap();
-        let manifest = json!({"name": self.name, "version": version, "main": "index.js"});
+        let manifest = json!({"name": name, "version": version, "main": "index.js",
+            "dependencies": dependencies});
         std::fs::write(package.join("package.json"), manifest.to_string()).unwrap();
         std::fs::write(
             package.join("index.js"),
@@ -81,13 +95,20 @@ impl NpmRegistry {
             "sha512-{}",
             base64::engine::general_purpose::STANDARD.encode(Sha512::digest(&tarball).as_slice())
         );
-        let file = format!("{}-{version}.tgz", self.name);
+        let file = format!("{name}-{version}.tgz");
         let dist = json!({
-            "tarball": format!("{}{}/-/{file}", self.url, self.name),
+            "tarball": format!("{}{name}/-/{file}", self.url),
             "integrity": integrity,
         });
         let mut releases = self.releases.lock().unwrap();
-        releases.insert(version.to_string(), Release { tarball, dist });
+        releases.entry(name.to_string()).or_default().insert(
+            version.to_string(),
+            Release {
+                tarball,
+                dist,
+                dependencies,
+            },
+        );
     }
 }
 
@@ -99,13 +120,17 @@ impl Drop for NpmRegistry {
 
 /// The packument at `/<name>`, a tarball at `/<name>/-/<name>-<version>.tgz`, 404 otherwise
 /// (npm's audit and other endpoints included).
-fn answer(
-    name: &str,
-    releases: &BTreeMap<String, Release>,
-    url: &str,
-) -> tiny_http::Response<std::io::Cursor<Vec<u8>>> {
+fn answer(packages: &Packages, url: &str) -> tiny_http::Response<std::io::Cursor<Vec<u8>>> {
     let path = url.split('?').next().unwrap_or_default();
-    if path == format!("/{name}") && !releases.is_empty() {
+    let name = path
+        .trim_start_matches('/')
+        .split("/-/")
+        .next()
+        .unwrap_or_default();
+    let Some(releases) = packages.get(name).filter(|r| !r.is_empty()) else {
+        return tiny_http::Response::from_data(b"not found".to_vec()).with_status_code(404);
+    };
+    if path == format!("/{name}") {
         let body = packument(name, releases).to_string().into_bytes();
         let json = tiny_http::Header::from_bytes("Content-Type", "application/json").unwrap();
         return tiny_http::Response::from_data(body).with_header(json);
@@ -127,7 +152,8 @@ fn packument(name: &str, releases: &BTreeMap<String, Release>) -> Value {
         latest = latest.max(version.parse().unwrap());
         versions.insert(
             version.clone(),
-            json!({"name": name, "version": version, "main": "index.js", "dist": release.dist}),
+            json!({"name": name, "version": version, "main": "index.js", "dist": release.dist,
+                "dependencies": release.dependencies}),
         );
     }
     json!({

@@ -1,5 +1,5 @@
-//! A PyPI stand-in on loopback for tests: a PEP 503 simple index of one project over HTTP, with
-//! wheels built on the spot, so that uv, pip-compile and poetry resolve with no network. Links
+//! A PyPI stand-in on loopback for tests: a PEP 503 simple index of a project (and of any other
+//! one published besides) over HTTP, with wheels built on the spot, so that uv, pip-compile and poetry resolve with no network. Links
 //! carry `#sha256=` so that locks record hashes. Versions are published while it runs, as a
 //! release appears after a lock file was written.
 
@@ -29,11 +29,10 @@ impl PypiIndex {
         let wheels = Arc::new(Mutex::new(BTreeMap::new()));
         let requests = Arc::new(Mutex::new(Vec::new()));
         let (srv, served, seen) = (server.clone(), wheels.clone(), requests.clone());
-        let project = name.to_string();
         std::thread::spawn(move || {
             for request in srv.incoming_requests() {
                 seen.lock().unwrap().push(request.url().to_string());
-                let response = answer(&project, &served.lock().unwrap(), request.url());
+                let response = answer(&served.lock().unwrap(), request.url());
                 let _ = request.respond(response);
             }
         });
@@ -48,8 +47,14 @@ impl PypiIndex {
 
     /// Publishes `version`: a pure-Python wheel whose module `NAME` has `VERSION = "<version>"`.
     pub fn publish(&self, version: &str) {
-        let file = format!("{}-{version}-py3-none-any.whl", self.name);
-        let bytes = wheel(&self.name, version);
+        self.publish_project(&self.name, version, &[]);
+    }
+
+    /// Publishes `version` of the project `name` (served besides the first; the same kind of
+    /// name), which requires `requires` (PEP 508 requirements).
+    pub fn publish_project(&self, name: &str, version: &str, requires: &[&str]) {
+        let file = format!("{name}-{version}-py3-none-any.whl");
+        let bytes = wheel(name, version, requires);
         self.wheels.lock().unwrap().insert(file, bytes);
     }
 
@@ -75,8 +80,12 @@ fn sha256_hex(bytes: &[u8]) -> String {
 }
 
 /// A wheel (a zip) with the module, METADATA, WHEEL and the RECORD of them all.
-fn wheel(name: &str, version: &str) -> Vec<u8> {
+fn wheel(name: &str, version: &str, requires: &[&str]) -> Vec<u8> {
     let info = format!("{name}-{version}.dist-info");
+    let requires: String = requires
+        .iter()
+        .map(|r| format!("Requires-Dist: {r}\n"))
+        .collect();
     let files = [
         (
             format!("{name}/__init__.py"),
@@ -84,7 +93,7 @@ fn wheel(name: &str, version: &str) -> Vec<u8> {
         ),
         (
             format!("{info}/METADATA"),
-            format!("Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"),
+            format!("Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n{requires}"),
         ),
         (
             format!("{info}/WHEEL"),
@@ -111,10 +120,9 @@ fn wheel(name: &str, version: &str) -> Vec<u8> {
     zip.finish().unwrap().into_inner()
 }
 
-/// The index at `/simple/`, the project page at `/simple/<name>/` (links with `#sha256=`), the
-/// wheels at `/files/<file>`, 404 otherwise.
+/// The index at `/simple/`, each project's page at `/simple/<name>/` (links with `#sha256=`),
+/// the wheels at `/files/<file>`, 404 otherwise.
 fn answer(
-    name: &str,
     wheels: &BTreeMap<String, Vec<u8>>,
     url: &str,
 ) -> tiny_http::Response<std::io::Cursor<Vec<u8>>> {
@@ -124,14 +132,23 @@ fn answer(
         let kind = tiny_http::Header::from_bytes("Content-Type", "text/html").unwrap();
         tiny_http::Response::from_data(page.into_bytes()).with_header(kind)
     };
+    // Project names hold no `-`: a wheel's file name starts with its project's and a `-`.
+    let project = |file: &str| file.split('-').next().unwrap_or_default().to_string();
     if matches!(path, "/simple" | "/simple/") {
-        return html(format!("<a href=\"/simple/{name}/\">{name}</a>\n"));
+        let names: std::collections::BTreeSet<String> = wheels.keys().map(|f| project(f)).collect();
+        let links: String = names
+            .iter()
+            .map(|name| format!("<a href=\"/simple/{name}/\">{name}</a>\n"))
+            .collect();
+        return html(links);
     }
-    if matches!(path.strip_prefix("/simple/"), Some(rest) if rest.trim_end_matches('/') == name)
-        && !wheels.is_empty()
-    {
+    let page = path
+        .strip_prefix("/simple/")
+        .map(|rest| rest.trim_end_matches('/').to_string());
+    if let Some(name) = page.filter(|n| wheels.keys().any(|f| project(f) == *n)) {
         let links: String = wheels
             .iter()
+            .filter(|(file, _)| project(file) == name)
             .map(|(file, bytes)| {
                 format!(
                     "<a href=\"/files/{file}#sha256={}\">{file}</a><br/>\n",
