@@ -144,6 +144,11 @@ codes! {
     CommandInvalidVersion => "command.invalid_version",
     /// A version that differs from the declared update's `to`.
     CommandVersionMismatch => "command.version_mismatch",
+    /// A `<from>` version (`cargo update -p <pkg>@<from>`) that differs from the declared `from`.
+    CommandFromMismatch => "command.from_mismatch",
+    /// A package a lock file holds in several versions, named without the one to update (run
+    /// time, or `validate` given the checkout).
+    CommandAmbiguousPackage => "command.ambiguous_package",
     /// A lock-maintenance command (`cargo update`) in an action that declares no
     /// `lock_file_maintenance` update of that ecosystem's lock file.
     CommandNeedsLockMaintenance => "command.needs_lock_maintenance",

@@ -144,6 +144,29 @@ pub struct Snapshot {
     pub files: BTreeMap<String, Option<Vec<u8>>>,
 }
 
+impl Snapshot {
+    /// The distinct versions `ecosystem`'s lock file holds of `name` (sorted), and that lock
+    /// file (`the lock file` when none was read).
+    pub fn locked_versions(&self, ecosystem: Ecosystem, name: &str) -> (Vec<String>, &str) {
+        let Some(read) = self.ecosystems.get(&ecosystem) else {
+            return (Vec::new(), "the lock file");
+        };
+        let name = ecosystem.normalize_name(name);
+        let mut versions: Vec<String> = read
+            .packages
+            .iter()
+            .filter(|p| p.name == name)
+            .map(|p| p.version.clone())
+            .collect();
+        versions.sort();
+        versions.dedup();
+        (
+            versions,
+            read.lock_file.as_deref().unwrap_or("the lock file"),
+        )
+    }
+}
+
 /// Reads the manifests in `working_dir` and the lock files that govern it, for each of
 /// `ecosystems` (the mission's names). Only the ecosystems asked for are parsed.
 pub fn snapshot(

@@ -243,6 +243,14 @@ explanations! {
         "The command asks for a version other than the update's declared `to`.",
         "Make the command's version and the update's `to` the same.",
     ),
+    CommandFromMismatch => (
+        "The version after `@` in `cargo update -p <pkg>@<from>` names the locked copy to move, and it differs from the update's declared `from`.",
+        "Write the update's `from` after the `@`, as the lock file has it (`cargo update -p regex-syntax@0.8.8 --precise 0.8.12` for `from` 0.8.8).",
+    ),
+    CommandAmbiguousPackage => (
+        "The lock file holds several versions of the package the command names, so the command cannot tell which one to update (cargo refuses `-p regex-syntax` when both 0.6.29 and 0.8.8 are locked). Found by `validate` when it can read the checkout's lock files, else before the unit's commands run.",
+        "Name the copy to update as cargo asks: `cargo update -p <pkg>@<from> --precise <ver>`, with the update's `from` the locked version to move.",
+    ),
     CommandNeedsLockMaintenance => (
         "The command refreshes every package of a lock file (`cargo update`, `npm update`), which only a lock-maintenance action may do.",
         "Declare one update `{\"package\": \"Cargo.lock\", \"from\": ..., \"to\": ..., \"update_type\": \"lock_file_maintenance\"}` naming the lock file, in an action of its own; or update named packages with `cargo update -p <pkg>`.",

@@ -3,7 +3,7 @@
 //! commit, and the test command. Every command runs in the cell: its own HOME and tool
 //! configuration, out of reach of Quartermaster's files, and nothing outlives it.
 
-use super::project::check_project;
+use super::project::{check_project, check_specs};
 use super::stop::Stop;
 use super::text::{commit_message, short};
 use super::unit::{Built, Unit};
@@ -138,6 +138,7 @@ impl Worker<'_> {
         let before = self.snapshot_before(unit, workspace, &dir);
         check_project(unit, test, (&dir, working_dir), before.as_ref().ok())?;
         let before = before?;
+        check_specs(unit, &before)?;
         self.progress
             .step(&format!("{}: workspace at {}", unit.branch, short(base)));
         let env = self.check_toolchains(&cell, unit, (workspace.root(), &dir), report)?;

@@ -57,6 +57,29 @@ pub fn check_project(
     }
 }
 
+/// A cargo command naming a package the lock holds in several versions without the one to move
+/// would fail; it is refused before anything runs, with the form to use.
+pub fn check_specs(unit: &Unit<'_>, before: &Snapshot) -> Result<(), Stop> {
+    for matched in &unit.commands {
+        let Some(package) = &matched.package else {
+            continue;
+        };
+        let (versions, lock_file) = before.locked_versions(Ecosystem::Cargo, package);
+        let from = unit
+            .updates
+            .iter()
+            .find(|u| u.package == *package)
+            .map_or("", |u| u.from.as_str());
+        if let Some(refusal) = matched.ambiguity(&versions, from, lock_file) {
+            return Err(Stop::failed(format!(
+                "[{}] {}; nothing ran",
+                refusal.code, refusal.message
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Whether `before`'s lock files of `ecosystem` hold `package`, as a transitive package or not.
 fn locks(before: &Snapshot, ecosystem: &str, package: &str) -> bool {
     Ecosystem::from_name(ecosystem)

@@ -1,6 +1,6 @@
 //! Legitimate updates wherever the lock holds them: a member's dependency in a Cargo virtual
-//! workspace, a transitive package declared in the plan (cargo, npm); and a plan that names the
-//! wrong ecosystem is told so.
+//! workspace, a transitive package declared in the plan (cargo, npm), one of two versions of a
+//! crate; and a plan that names the wrong ecosystem is told so.
 
 use crate::common::npm_registry::NpmRegistry;
 use crate::common::*;
@@ -148,6 +148,29 @@ fn a_declared_transitive_crate_lands() {
     assert!(message.contains("- leaf: 1.0.0 -> 1.0.1\n\n"), "{message}");
 }
 
+/// A lock holding `syntax` 0.6.0 (through legacy) and 0.8.0 (through modern), with 0.8.1
+/// released since; the update of the 0.8 copy.
+fn two_versions(f: &Fixture) -> (&'static str, &'static str, &'static str) {
+    for version in ["0.6.0", "0.8.0"] {
+        f.publish("syntax", version, "pub fn parse() {}");
+    }
+    f.publish_with("legacy", "1.0.0", "", &[("syntax", "0.6")]);
+    f.publish_with("modern", "1.0.0", "", &[("syntax", "0.8")]);
+    let deps = "legacy = \"1\"\nmodern = \"1\"\n";
+    add_cargo_project(
+        f,
+        "two",
+        &[
+            ("Cargo.toml", &package("two", deps)),
+            ("src/lib.rs", ""),
+            CHECK,
+        ],
+        &[],
+    );
+    f.publish("syntax", "0.8.1", "/// Parses.\npub fn parse() {}");
+    ("syntax", "0.8.0", "0.8.1")
+}
+
 /// `quartermaster validate PLAN`, with `--checkout` when given: the exit code and what it printed.
 fn validate(
     f: &Fixture,
@@ -165,6 +188,71 @@ fn validate(
         out.status.code(),
         String::from_utf8_lossy(&out.stdout).into_owned(),
     )
+}
+
+/// `-p syntax` cannot say which copy to move: `validate` given the checkout refuses it with the
+/// form cargo asks for, and so does the run, before any command.
+#[test]
+fn a_crate_locked_twice_named_alone_is_refused_with_the_form_to_use() {
+    let f = Fixture::new();
+    let update = two_versions(&f);
+    let plain = plan(vec![update_in(
+        "two",
+        update,
+        "cargo update -p syntax --precise 0.8.1",
+    )]);
+    let message = "`syntax` is locked at 2 versions in two/Cargo.lock (0.6.0, 0.8.0), so `cargo update -p syntax --precise 0.8.1` cannot tell which one to update: name the copy as cargo asks, `cargo update -p syntax@0.8.0 --precise 0.8.1`, with the update's `from` the locked version to move";
+    assert_eq!(
+        validate(&f, &plain, None).0,
+        Some(0),
+        "without the checkout, nothing tells"
+    );
+    let (code, text) = validate(&f, &plain, Some(&f.checkout));
+    assert_eq!(code, Some(2), "{text}");
+    assert!(
+        text.contains(&format!(
+            "error[command.ambiguous_package] /actions/0/commands/0: {message}"
+        )),
+        "{text}"
+    );
+    let run = f.run(&plain, &[]);
+    assert_eq!(run.status(0), "failed", "{}", run.said());
+    assert_eq!(
+        run.reason(0),
+        format!("[command.ambiguous_package] {message}; nothing ran")
+    );
+    assert_eq!(run.action(0)["commands"], json!([]), "no command ran");
+}
+
+/// `cargo update -p syntax@0.8.0 --precise 0.8.1` (the form cargo asks for) validates, runs, and
+/// its PR states the 0.8 copy's versions; the 0.6 copy stays.
+#[test]
+fn a_crate_locked_twice_is_updated_by_the_copy_it_names() {
+    let f = Fixture::new();
+    let update = two_versions(&f);
+    let named = plan(vec![update_in(
+        "two",
+        update,
+        "cargo update -p syntax@0.8.0 --precise 0.8.1",
+    )]);
+    let (code, text) = validate(&f, &named, Some(&f.checkout));
+    assert_eq!(code, Some(0), "{text}");
+    let run = f.run(&named, &[]);
+    assert_eq!(run.code, 0, "{}", run.said());
+    let (body, message) = texts(&f, "quartermaster/two");
+    assert!(
+        body.contains(
+            "| [`syntax`](https://crates.io/crates/syntax/0.8.1) | `0.8.0` → `0.8.1` | patch |"
+        ),
+        "{body}"
+    );
+    assert!(!body.contains("transitive"), "{body}");
+    assert!(message.contains("- syntax: 0.8.0 -> 0.8.1\n"), "{message}");
+    let lock = f.show("quartermaster/two", "two/Cargo.lock");
+    assert!(
+        lock.contains("name = \"syntax\"\nversion = \"0.6.0\""),
+        "{lock}"
+    );
 }
 
 /// A node app whose package-lock.json has `parent` 1.0.0 and, through it, `child` 1.0.0.

@@ -119,6 +119,10 @@ fn one_of_two_versions_of_a_crate_states_its_own_versions() {
     sd(after.path(), "1.0.99", "0.8.12");
     let read = |d: &Path| snapshot(d, d, &["cargo"]).unwrap();
     let (b, a) = (read(before.path()), read(after.path()));
+    assert_eq!(
+        b.locked_versions(Ecosystem::Cargo, "regex-syntax"),
+        (vec!["0.6.29".to_string(), "0.8.8".into()], "Cargo.lock")
+    );
     let v = check(
         &diff(&b, &a),
         &[declared("regex-syntax", "0.8.8", "0.8.12")],
