@@ -86,10 +86,9 @@ pub fn git_files(paths: &[String]) -> Option<Finding> {
         Code::ChangeGitFile,
         None,
         format!(
-            "the commands wrote {}, git's own {}: attributes, ignore rules and submodules change what git commits and checks out, and no update needs them, so the unit is denied; find what wrote {}",
+            "the commands wrote or removed {}, git's own {}: attributes, ignore rules and submodules change what git commits and checks out, and no update needs them, so the unit is denied; a dependency whose code does this needs looking into",
             found.join(", "),
             if found.len() == 1 { "file" } else { "files" },
-            if found.len() == 1 { "it" } else { "them" },
         ),
     ))
 }
@@ -287,7 +286,7 @@ mod tests {
         assert_eq!(f.code, Code::ChangeGitFile);
         assert_eq!(
             f.message,
-            "the commands wrote `app/.gitignore`, `.gitattributes`, git's own files: attributes, ignore rules and submodules change what git commits and checks out, and no update needs them, so the unit is denied; find what wrote them"
+            "the commands wrote or removed `app/.gitignore`, `.gitattributes`, git's own files: attributes, ignore rules and submodules change what git commits and checks out, and no update needs them, so the unit is denied; a dependency whose code does this needs looking into"
         );
         assert!(git_files(&["Cargo.lock".into()]).is_none());
     }

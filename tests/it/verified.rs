@@ -78,7 +78,7 @@ fn planted_git_files_deny_the_unit() {
     assert_eq!(run.status(0), "denied", "{}", run.said());
     assert_eq!(
         run.reason(0),
-        "[change.git_file] the commands wrote `p0/.gitattributes`, `p0/.gitignore`, git's own files: attributes, ignore rules and submodules change what git commits and checks out, and no update needs them, so the unit is denied; find what wrote them; nothing was pushed"
+        "[change.git_file] the commands wrote or removed `p0/.gitattributes`, `p0/.gitignore`, git's own files: attributes, ignore rules and submodules change what git commits and checks out, and no update needs them, so the unit is denied; a dependency whose code does this needs looking into; nothing was pushed"
     );
     assert_eq!(run.action(0)["commands"][0]["ok"], true, "the attack ran");
     assert_eq!(f.branches().len(), 1, "nothing pushed");
