@@ -144,6 +144,11 @@ codes! {
     CommandInvalidVersion => "command.invalid_version",
     /// A version that differs from the declared update's `to`.
     CommandVersionMismatch => "command.version_mismatch",
+    /// A `<from>` version (`cargo update -p <pkg>@<from>`) that differs from the declared `from`.
+    CommandFromMismatch => "command.from_mismatch",
+    /// A package a lock file holds in several versions, named without the one to update (run
+    /// time, or `validate` given the checkout).
+    CommandAmbiguousPackage => "command.ambiguous_package",
     /// A lock-maintenance command (`cargo update`) in an action that declares no
     /// `lock_file_maintenance` update of that ecosystem's lock file.
     CommandNeedsLockMaintenance => "command.needs_lock_maintenance",
@@ -214,6 +219,13 @@ codes! {
     ChangeIntegrity => "change.integrity",
     /// The lock files or manifests could not be read to verify the change (run time).
     ChangeUnreadable => "change.unreadable",
+    /// A changed manifest or lock file that no reader verified, or another dependency file in a
+    /// directory no reader looked at (run time).
+    ChangeUnverifiedFile => "change.unverified_file",
+    /// A command wrote, changed or removed one of git's own files (run time).
+    ChangeGitFile => "change.git_file",
+    /// The commands' ecosystem lacks its lock file where another ecosystem's is (run time).
+    EcosystemMismatch => "ecosystem.mismatch",
     /// A toolchain the repository declares differs from the one the commands get (run time).
     ToolchainMismatch => "toolchain.mismatch",
     /// A newly resolved version was published more recently than the policy's minimum release

@@ -25,6 +25,14 @@ pub fn checks_declared(ecosystem: &str, argv: &[String]) -> bool {
     }
 }
 
+/// Whether an update command (`argv`, as it runs) only moves packages already in the lock file,
+/// transitive ones included: `npm update <pkg>` updates a package of the tree and adds none (a
+/// name the tree lacks changes nothing), so a package the lock holds may be named although the
+/// manifest does not declare it.
+pub fn moves_locked(ecosystem: &str, argv: &[String]) -> bool {
+    ecosystem == "npm" && argv.get(1).is_some_and(|w| w == "update")
+}
+
 /// Where the check of [`declares_dependency`] looks, when it is narrower than "the manifests".
 pub fn declared_where(ecosystem: &str) -> Option<&'static str> {
     (ecosystem == "uv").then_some(

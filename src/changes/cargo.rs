@@ -32,13 +32,15 @@ pub(crate) fn snapshot(place: &Place) -> Result<EcosystemSnapshot, ChangesError>
     }
     let path = dir.join(name);
     let lock_file = place.rel(&path);
-    let package = manifests[0].fields.get("package.name").cloned();
-    let lock = parse_lock(
-        &lock_file,
-        &place.read(&path)?,
-        package.as_deref(),
-        &manifests[0],
-    )?;
+    let roots = if workspace_root(&text) {
+        Roots::Workspace
+    } else {
+        match manifests[0].fields.get("package.name") {
+            Some(name) => Roots::Package(name, &manifests[0]),
+            None => Roots::Declared(&manifests[0]),
+        }
+    };
+    let lock = parse_lock(&lock_file, &place.read(&path)?, roots)?;
     Ok(EcosystemSnapshot {
         lock_file: Some(lock_file),
         packages: lock.packages,
@@ -69,15 +71,30 @@ fn entries(value: Value) -> Result<BTreeMap<String, String>, String> {
         .collect())
 }
 
+/// Whose dependencies are direct.
+pub(crate) enum Roots<'m> {
+    /// The working directory is a workspace's root (`[workspace]`, virtual or not): every
+    /// member's dependencies, as the lock lists them for its local packages.
+    Workspace,
+    /// A package: its own dependencies, as the lock lists them (with the manifest, for a lock
+    /// that does not list the package).
+    Package(&'m str, &'m Manifest),
+    /// Neither: every copy of a name the manifest declares.
+    Declared(&'m Manifest),
+}
+
+/// Whether a `Cargo.toml` has a `[workspace]` table (an empty one included).
+fn workspace_root(text: &str) -> bool {
+    toml::from_str::<toml::Table>(text).is_ok_and(|t| t.contains_key("workspace"))
+}
+
 /// The locked packages. The direct copies are those the lock lists as dependencies of the
-/// working directory's package (exact when a name has several versions); for a virtual
-/// workspace manifest, every copy of a name the manifest declares. The format is the header's
-/// `version`, which `cargo-lock` infers (1 or 2) for a lock written before cargo stated it.
+/// [`Roots`] (exact when a name has several versions). The format is the header's `version`,
+/// which `cargo-lock` infers (1 or 2) for a lock written before cargo stated it.
 pub(crate) fn parse_lock(
     file: &str,
     text: &str,
-    package: Option<&str>,
-    manifest: &Manifest,
+    roots: Roots<'_>,
 ) -> Result<ParsedLock, ChangesError> {
     let lock = guarded(file, || {
         text.parse::<cargo_lock::Lockfile>().map_err(|e| {
@@ -85,18 +102,36 @@ pub(crate) fn parse_lock(
             ChangesError::parse(file, line_in(&message), message)
         })
     })?;
-    let own = package.and_then(|name| {
-        lock.packages
-            .iter()
-            .find(|p| p.name.as_str() == name && p.source.is_none())
-    });
-    let direct: HashSet<(String, String)> = match own {
-        Some(own) => own
-            .dependencies
+    let dependencies = |p: &cargo_lock::Package| -> Vec<(String, String)> {
+        p.dependencies
             .iter()
             .map(|d| (d.name.to_string(), d.version.to_string()))
-            .collect(),
-        None => {
+            .collect()
+    };
+    let local = |p: &&cargo_lock::Package| p.source.is_none();
+    let own = match roots {
+        Roots::Package(name, manifest) => {
+            match lock
+                .packages
+                .iter()
+                .filter(local)
+                .find(|p| p.name.as_str() == name)
+            {
+                Some(own) => Ok(dependencies(own)),
+                None => Err(manifest),
+            }
+        }
+        Roots::Workspace => Ok(lock
+            .packages
+            .iter()
+            .filter(local)
+            .flat_map(dependencies)
+            .collect()),
+        Roots::Declared(manifest) => Err(manifest),
+    };
+    let direct: HashSet<(String, String)> = match own {
+        Ok(dependencies) => dependencies.into_iter().collect(),
+        Err(manifest) => {
             let names: HashSet<&str> = manifest.names().collect();
             lock.packages
                 .iter()

@@ -33,6 +33,17 @@ pub enum ChangesError {
         expected: &'static str,
         dir: String,
     },
+    #[error(
+        "{ecosystem}: no {expected} in {dir} or a parent directory up to the repository root, but {found} is there: this is a {other} project; write the plan's commands for {other} and declare `{other}` in repo_context.ecosystems"
+    )]
+    OtherEcosystem {
+        ecosystem: &'static str,
+        expected: &'static str,
+        dir: String,
+        /// The other ecosystem's lock file, relative to the repository root.
+        found: String,
+        other: &'static str,
+    },
     #[error("{ecosystem}: no {expected} in {dir}")]
     MissingManifest {
         ecosystem: &'static str,

@@ -13,6 +13,7 @@ mod error;
 mod go;
 mod manifest;
 mod npm;
+mod owned;
 mod pnpm;
 mod pylock;
 mod python;
@@ -33,6 +34,7 @@ pub use diff::{
 pub use error::ChangesError;
 pub(crate) use go::parse_mod as parse_go_mod;
 pub use manifest::Manifest;
+pub use owned::{git_files, unverified_files};
 pub(crate) use ruby::gemfile_lock as parse_gemfile_lock;
 pub use rules::{ChangeFact, Code, Declared, Finding, UpdateFact, UpdateType, Verdict, check};
 pub use source::Source;
@@ -137,6 +139,32 @@ pub struct EcosystemSnapshot {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Snapshot {
     pub ecosystems: BTreeMap<Ecosystem, EcosystemSnapshot>,
+    /// Every file the readers read, by path relative to the repository root, with the bytes
+    /// they read (`None`: looked for and absent). A commit publishes exactly these.
+    pub files: BTreeMap<String, Option<Vec<u8>>>,
+}
+
+impl Snapshot {
+    /// The distinct versions `ecosystem`'s lock file holds of `name` (sorted), and that lock
+    /// file (`the lock file` when none was read).
+    pub fn locked_versions(&self, ecosystem: Ecosystem, name: &str) -> (Vec<String>, &str) {
+        let Some(read) = self.ecosystems.get(&ecosystem) else {
+            return (Vec::new(), "the lock file");
+        };
+        let name = ecosystem.normalize_name(name);
+        let mut versions: Vec<String> = read
+            .packages
+            .iter()
+            .filter(|p| p.name == name)
+            .map(|p| p.version.clone())
+            .collect();
+        versions.sort();
+        versions.dedup();
+        (
+            versions,
+            read.lock_file.as_deref().unwrap_or("the lock file"),
+        )
+    }
 }
 
 /// Reads the manifests in `working_dir` and the lock files that govern it, for each of
@@ -154,22 +182,52 @@ pub fn snapshot(
         if snapshot.ecosystems.contains_key(&ecosystem) {
             continue;
         }
-        let mut read = match ecosystem {
-            Ecosystem::Go => go::snapshot(&place)?,
-            Ecosystem::Npm => npm::snapshot(&place)?,
-            Ecosystem::Yarn => yarn::snapshot(&place)?,
-            Ecosystem::Pnpm => pnpm::snapshot(&place)?,
-            Ecosystem::Bun => bun::snapshot(&place)?,
-            Ecosystem::Pip => python::snapshot(&place)?,
-            Ecosystem::Poetry => pylock::poetry(&place)?,
-            Ecosystem::Uv => pylock::uv(&place)?,
-            Ecosystem::Bundle => ruby::snapshot(&place)?,
-            Ecosystem::Cargo => cargo::snapshot(&place)?,
+        let mut read = match read_ecosystem(&place, ecosystem) {
+            Err(ChangesError::MissingLock {
+                ecosystem: name,
+                expected,
+                dir,
+            }) => {
+                return Err(match owned::other_ecosystem(&place, ecosystem) {
+                    Some((other, found)) => ChangesError::OtherEcosystem {
+                        ecosystem: name,
+                        expected,
+                        dir,
+                        found,
+                        other: other.as_str(),
+                    },
+                    None => ChangesError::MissingLock {
+                        ecosystem: name,
+                        expected,
+                        dir,
+                    },
+                });
+            }
+            read => read?,
         };
         read.format = read.format.as_deref().and_then(format_value);
         snapshot.ecosystems.insert(ecosystem, read);
     }
+    snapshot.files = place.into_read();
     Ok(snapshot)
+}
+
+fn read_ecosystem(
+    place: &read::Place,
+    ecosystem: Ecosystem,
+) -> Result<EcosystemSnapshot, ChangesError> {
+    match ecosystem {
+        Ecosystem::Go => go::snapshot(place),
+        Ecosystem::Npm => npm::snapshot(place),
+        Ecosystem::Yarn => yarn::snapshot(place),
+        Ecosystem::Pnpm => pnpm::snapshot(place),
+        Ecosystem::Bun => bun::snapshot(place),
+        Ecosystem::Pip => python::snapshot(place),
+        Ecosystem::Poetry => pylock::poetry(place),
+        Ecosystem::Uv => pylock::uv(place),
+        Ecosystem::Bundle => ruby::snapshot(place),
+        Ecosystem::Cargo => cargo::snapshot(place),
+    }
 }
 
 /// Longer than any real format value; the lock is written by the commands that ran, so what it

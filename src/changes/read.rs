@@ -5,6 +5,8 @@
 //! exhaust memory, so both are refused.
 
 use super::ChangesError;
+use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
 /// Larger than any real lock file (the biggest public ones are a few tens of MiB).
@@ -13,6 +15,8 @@ const SIZE_LIMIT: u64 = 128 * 1024 * 1024;
 pub(crate) struct Place {
     root: PathBuf,
     working_dir: PathBuf,
+    /// Every file read, by [`Place::rel`] path, with the bytes read (`None`: looked for, absent).
+    read: RefCell<BTreeMap<String, Option<Vec<u8>>>>,
 }
 
 impl Place {
@@ -26,7 +30,13 @@ impl Place {
         Ok(Place {
             root: root.to_path_buf(),
             working_dir: working_dir.to_path_buf(),
+            read: RefCell::default(),
         })
+    }
+
+    /// The files read so far, with their bytes: what a commit must hold.
+    pub(crate) fn into_read(self) -> BTreeMap<String, Option<Vec<u8>>> {
+        self.read.into_inner()
     }
 
     pub(crate) fn working_dir(&self) -> &Path {
@@ -67,7 +77,10 @@ impl Place {
         let file = self.rel(path);
         let meta = match path.symlink_metadata() {
             Ok(meta) => meta,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                self.read.borrow_mut().insert(file, None);
+                return Ok(None);
+            }
             Err(source) => return Err(ChangesError::Read { file, source }),
         };
         if meta.file_type().is_symlink() {
@@ -79,9 +92,14 @@ impl Place {
                 limit: SIZE_LIMIT,
             });
         }
-        std::fs::read_to_string(path)
-            .map(Some)
-            .map_err(|source| ChangesError::Read { file, source })
+        let text = std::fs::read_to_string(path).map_err(|source| ChangesError::Read {
+            file: file.clone(),
+            source,
+        })?;
+        self.read
+            .borrow_mut()
+            .insert(file, Some(text.as_bytes().to_vec()));
+        Ok(Some(text))
     }
 
     /// The text of `path`, which must exist.

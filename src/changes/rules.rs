@@ -152,7 +152,9 @@ pub fn check(diff: &Diff, declared: &[Declared], allowed_hosts: &[String]) -> Ve
         verdict.formats.extend(eco.format.clone());
         for change in &eco.packages {
             let fact = change_fact(eco.ecosystem, change);
-            if direct_changed(change) {
+            // A declared update is the PR's subject wherever it sits in the lock (a transitive
+            // package, a member of a workspace): never also a transitive change.
+            if direct_changed(change) || names.contains(&change.name) {
                 verdict.direct.push(fact);
             } else {
                 verdict.transitive.push(fact);
@@ -224,8 +226,15 @@ fn check_update(diff: &Diff, update: &Declared, findings: &mut Vec<Finding>) -> 
     };
     let lock = eco.lock_file.as_deref().unwrap_or("the lock file");
     let e = eco.ecosystem;
-    (fact.ecosystem, fact.from, fact.to) = (Some(e), before.ended_at(), after.ended_at());
-    fact.link = single(after).and_then(|(v, s)| registry_link(e, &name, v, s));
+    (fact.from, fact.to) = ends(e, update, before, after);
+    fact.ecosystem = Some(e);
+    fact.link = after
+        .copies
+        .iter()
+        .find(|c| fact.to.as_ref() == Some(&c.version))
+        .map(|c| (c.version.as_str(), &c.source))
+        .or_else(|| single(after))
+        .and_then(|(v, s)| registry_link(e, &name, v, s));
     fact.reached = reached(eco, &name, update, before, after);
     if !fact.reached {
         let message = not_reached(p, lock, update, before, after);
@@ -235,6 +244,34 @@ fn check_update(diff: &Diff, update: &Declared, findings: &mut Vec<Finding>) -> 
         findings.push(finding(Code::UpdateFromMismatch, Some(e), Some(p), message));
     }
     fact
+}
+
+/// Where a declared package was and where it ended ([`Resolved::ended_at`]). With several
+/// versions locked and none of them direct (two versions of one crate), the copy the update
+/// names: its `from` when the base locked that version, its `to` when the lock now does.
+fn ends(
+    e: Ecosystem,
+    update: &Declared,
+    before: &Resolved,
+    after: &Resolved,
+) -> (Option<String>, Option<String>) {
+    let (from, to) = (before.ended_at(), after.ended_at());
+    if before.direct().is_some() || after.direct().is_some() {
+        return (from, to);
+    }
+    let locked = |side: &Resolved, version: &str| {
+        side.copies
+            .iter()
+            .find(|c| same_version(e, version, &c.version))
+            .map(|c| c.version.clone())
+    };
+    let several = |side: &Resolved| side.versions().len() > 1;
+    (
+        locked(before, &update.from)
+            .filter(|_| several(before))
+            .or(from),
+        locked(after, &update.to).filter(|_| several(after)).or(to),
+    )
 }
 
 fn reached(

@@ -94,6 +94,11 @@ pub struct ValidateArgs {
     /// ones [env: QM_MISSIONS_DIR].
     #[arg(long, value_name = "DIR")]
     pub missions_dir: Option<PathBuf>,
+    /// The repository checkout, whose lock files decide what only they can (a cargo package
+    /// locked in several versions) [env: QM_CHECKOUT; default: GITHUB_WORKSPACE or
+    /// CI_PROJECT_DIR; none outside CI].
+    #[arg(long, value_name = "DIR")]
+    pub checkout: Option<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,

@@ -17,6 +17,7 @@ pub fn command(args: &ValidateArgs) -> ExitCode {
         mission: args.mission.clone(),
         missions_dir: args.missions_dir.clone(),
         plans_dir: args.plans_dir.clone(),
+        checkout: args.checkout.clone(),
         ..Inputs::default()
     };
     let inputs = match Inputs::from_env() {
@@ -30,13 +31,25 @@ pub fn command(args: &ValidateArgs) -> ExitCode {
     let named = args.plan.to_str().and_then(named_plan::parse_reference);
     let bytes = match named {
         None => read_plan(&args.plan),
-        Some(name) => read_named(name, plans_dir(inputs.plans_dir, &CiEnv::from_env())),
+        Some(name) => read_named(
+            name,
+            plans_dir(inputs.plans_dir.clone(), &CiEnv::from_env()),
+        ),
     };
     let bytes = match bytes {
         Ok(b) => b,
         Err(e) => return fail(&e),
     };
-    let result = validate::validate(&bytes, &mission);
+    let mut result = validate::validate(&bytes, &mission);
+    let ci = CiEnv::from_env();
+    if let Some(checkout) = inputs
+        .checkout
+        .clone()
+        .or_else(|| ci.github_workspace.clone().map(Into::into))
+        .or_else(|| ci.ci_project_dir.clone().map(Into::into))
+    {
+        result = validate::against_checkout(result, &checkout);
+    }
     let name = if args.plan.as_os_str() == "-" {
         "<stdin>".to_string()
     } else {

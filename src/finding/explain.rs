@@ -243,6 +243,14 @@ explanations! {
         "The command asks for a version other than the update's declared `to`.",
         "Make the command's version and the update's `to` the same.",
     ),
+    CommandFromMismatch => (
+        "The version after `@` in `cargo update -p <pkg>@<from>` names the locked copy to move, and it differs from the update's declared `from`.",
+        "Write the update's `from` after the `@`, as the lock file has it (`cargo update -p regex-syntax@0.8.8 --precise 0.8.12` for `from` 0.8.8).",
+    ),
+    CommandAmbiguousPackage => (
+        "The lock file holds several versions of the package the command names, so the command cannot tell which one to update (cargo refuses `-p regex-syntax` when both 0.6.29 and 0.8.8 are locked). Found by `validate` when it can read the checkout's lock files, else before the unit's commands run.",
+        "Name the copy to update as cargo asks: `cargo update -p <pkg>@<from> --precise <ver>`, with the update's `from` the locked version to move.",
+    ),
     CommandNeedsLockMaintenance => (
         "The command refreshes every package of a lock file (`cargo update`, `npm update`), which only a lock-maintenance action may do.",
         "Declare one update `{\"package\": \"Cargo.lock\", \"from\": ..., \"to\": ..., \"update_type\": \"lock_file_maintenance\"}` naming the lock file, in an action of its own; or update named packages with `cargo update -p <pkg>`.",
@@ -378,6 +386,18 @@ explanations! {
     ChangeUnreadable => (
         "At run time: a lock file or manifest could not be read to verify the change (or is missing where the ecosystem needs one; `bun.lockb` cannot be verified); the action fails.",
         "Make sure working_dir holds the ecosystem's manifest and a text lock file (`bun.lock`, not only `bun.lockb`), and that the commands leave them well-formed.",
+    ),
+    ChangeUnverifiedFile => (
+        "At run time: the commands changed a manifest or lock file that no reader verified (one outside what `working_dir` and its lock file govern, such as another directory's `Cargo.toml`), or another dependency file in a directory where no manifest or lock file was read; what is published must be what was verified, so the branch is denied.",
+        "Give each directory its own action with `working_dir` set to it, and use commands that change only that directory's dependency files.",
+    ),
+    ChangeGitFile => (
+        "At run time: a command wrote, changed or removed one of git's own files (`.gitattributes`, `.gitignore`, `.gitmodules`, `.mailmap`, `.lfsconfig`, anything in a `.git` directory), ignored ones included; they change what git commits and checks out, and no update needs them, so the branch is denied.",
+        "Leave the action out and tell a person: a dependency's code that writes git's files while it is updated needs looking into.",
+    ),
+    EcosystemMismatch => (
+        "At run time: the working directory has no lock file of the commands' ecosystem, but another ecosystem's lock file is there (npm commands in a pnpm project); nothing ran.",
+        "Write the commands for the ecosystem whose lock file the repository commits (`pnpm update <pkg>` for `pnpm-lock.yaml`) and declare it in repo_context.ecosystems.",
     ),
     ToolchainMismatch => (
         "At run time, with `--toolchain-policy fail`: a toolchain the repository declares (go.mod, `.nvmrc`, package.json `engines` or `packageManager`, rust-toolchain.toml, `.python-version`, `requires-python`, `.ruby-version`, `BUNDLED WITH`, `.tool-versions`) differs from the one its commands would run with, and a lock file written by another toolchain is wrong even when its tests pass; the unit fails before any command runs.",

@@ -18,7 +18,7 @@ mod workspace;
 pub use credentials::CredentialGuard;
 pub use mirror::Mirror;
 pub use remote::{RemoteSpec, RemoteUrl, redact_userinfo};
-pub use workspace::{NewCommit, Source, Staged, Workspace};
+pub use workspace::{Changes, NewCommit, Source, Staged, Verified, Workspace};
 
 use std::path::Path;
 
@@ -66,6 +66,10 @@ pub enum GitError {
     TooManyChanges { count: usize },
     #[error("the workspace could not be brought back to the base commit: `{path}` still differs")]
     Dirty { path: String },
+    #[error(
+        "the tree to commit holds other content at `{path}` than the verifier read; nothing was committed"
+    )]
+    NotVerified { path: String },
     #[error("working_dir `{dir}` {why}")]
     WorkingDir { dir: String, why: &'static str },
 }
@@ -154,7 +158,13 @@ pub struct CommitInfo {
 /// The parts of a workspace's git directory a command could change to redirect a push.
 fn fingerprint(git_dir: &Path) -> Vec<u8> {
     let mut out = Vec::new();
-    for file in ["config", "objects/info/alternates", "shallow", "HEAD"] {
+    for file in [
+        "config",
+        "objects/info/alternates",
+        "shallow",
+        "HEAD",
+        "info/attributes",
+    ] {
         out.extend_from_slice(file.as_bytes());
         out.extend(std::fs::read(git_dir.join(file)).unwrap_or_default());
         out.push(0);

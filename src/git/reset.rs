@@ -123,4 +123,4 @@ pub(super) fn first_difference(repo: &git2::Repository) -> Result<Option<String>
 }
 
 #[cfg(test)]
-mod tests;
+pub(super) mod tests;

@@ -2,10 +2,20 @@
 
 use super::push::{confirm, push};
 use super::reset::{self, Entries};
-use super::{GitError, Identity, MAX_CHANGED_FILES, RemoteSpec, Result, fingerprint, git, io};
+use super::{GitError, Identity, RemoteSpec, Result, fingerprint, git, io};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+
+mod stage;
+
+pub use stage::{Changes, Verified};
+
+/// The attributes of every path, in the workspace's own `info/attributes`, which outranks every
+/// `.gitattributes` of the tree: no end-of-line conversion, `ident`, filter driver or encoding
+/// applies when checking out, comparing or staging, so the bytes committed are the bytes on
+/// disk, which are the bytes the verifier read.
+const RAW: &str = "* -text -crlf -ident -filter -working-tree-encoding !eol\n";
 
 /// The changes of a workspace, staged: a tree and the paths that differ from the base.
 #[derive(Debug, Clone)]
@@ -67,6 +77,9 @@ impl Workspace {
         if link.exists() {
             std::fs::remove_file(&link).map_err(io("creating a workspace"))?;
         }
+        std::fs::create_dir_all(git_dir.path().join("info"))
+            .and_then(|()| std::fs::write(git_dir.path().join("info/attributes"), RAW))
+            .map_err(io("creating a workspace"))?;
         let objects = source.repo.join("objects");
         std::fs::write(
             git_dir.path().join("objects/info/alternates"),
@@ -205,69 +218,6 @@ impl Workspace {
         } else {
             Err(GitError::Tampered)
         }
-    }
-
-    /// Stages everything the commands changed (tracked files modified or deleted, new files not
-    /// ignored). `None` when nothing changed.
-    pub fn stage(&self) -> Result<Option<Staged>> {
-        self.check_untampered()?;
-        let mut index = self.repo.index().map_err(git("reading the index"))?;
-        // One status walk finds what changed (new files not ignored, modified, deleted); only
-        // those are staged.
-        let mut options = git2::StatusOptions::new();
-        options
-            .include_untracked(true)
-            .recurse_untracked_dirs(true)
-            .include_ignored(false);
-        let statuses = self
-            .repo
-            .statuses(Some(&mut options))
-            .map_err(git("finding the changes"))?;
-        if statuses.len() > MAX_CHANGED_FILES {
-            return Err(GitError::TooManyChanges {
-                count: statuses.len(),
-            });
-        }
-        for entry in statuses.iter() {
-            let path = Path::new(std::ffi::OsStr::from_bytes(entry.path_bytes()));
-            if entry.status().contains(git2::Status::WT_DELETED) {
-                index.remove_path(path).map_err(git("staging deletions"))?;
-            } else {
-                index.add_path(path).map_err(git("staging changes"))?;
-            }
-        }
-        let tree_id = index.write_tree().map_err(git("writing the tree"))?;
-        let base = self
-            .repo
-            .find_commit(self.base)
-            .map_err(git("reading the base commit"))?;
-        if tree_id == base.tree_id() {
-            return Ok(None);
-        }
-        let tree = self
-            .repo
-            .find_tree(tree_id)
-            .map_err(git("reading the tree"))?;
-        let diff = self
-            .repo
-            .diff_tree_to_tree(
-                Some(&base.tree().map_err(git("reading the base tree"))?),
-                Some(&tree),
-                None,
-            )
-            .map_err(git("comparing trees"))?;
-        let files: Vec<String> = diff
-            .deltas()
-            .filter_map(|d| d.new_file().path().or_else(|| d.old_file().path()))
-            .map(|p| p.to_string_lossy().into_owned())
-            .collect();
-        if files.len() > MAX_CHANGED_FILES {
-            return Err(GitError::TooManyChanges { count: files.len() });
-        }
-        Ok(Some(Staged {
-            tree: tree_id,
-            files,
-        }))
     }
 
     /// Commits what was staged as the bot, on top of the base.

@@ -43,6 +43,7 @@ pub fn describe(mission: &Mission) -> Value {
             "rules": "A command must split (as shell words) into exactly the words of one pattern of a declared ecosystem: no prefix matching, no extra options, no shell syntax, no `NAME=value`, the program by its bare name. Nothing runs through a shell.",
             "<pkg>": "a package name valid in the ecosystem's grammar, declared in the action's `updates`",
             "<ver>": "a version valid in the ecosystem's grammar, equal to that update's `to`",
+            "<from>": "a version valid in the ecosystem's grammar, equal to that update's `from`: the locked copy to move when the lock file holds several versions of the package (cargo's `-p <pkg>@<from>`, which a lock holding two versions of a crate requires)",
             "lock_refresh_commands": "Per ecosystem, commands that refresh the whole lock file. Only an action declaring one update with update_type `lock_file_maintenance` whose package is that ecosystem's lock file (e.g. `Cargo.lock`) may run them; its `from` and `to` are labels such as dates.",
             "runs_as": "Per ecosystem, the commands Quartermaster executes in another form: the ecosystem's lock-only mode, which updates the lock file without installing packages. Write the form listed under `commands`; reports show it as written.",
         },

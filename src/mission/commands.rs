@@ -174,6 +174,37 @@ pub struct CommandMatch {
 const PIP_INSTALL_CHANGES_NO_FILE: &str = "pip install changes no file of the repository; use `pip-compile --upgrade-package <pkg>==<ver>` (requirements.txt) or `uv lock --upgrade-package <pkg>==<ver>` (uv.lock)";
 
 impl CommandMatch {
+    /// A cargo command whose `-p` names a package without the version to move, while the lock
+    /// file (`lock_file`) holds it at `versions` (sorted, several): cargo refuses such a spec,
+    /// so this is the refusal, with the form cargo asks for. `from` is the update's declared
+    /// `from`, the copy to name when the lock holds it.
+    pub fn ambiguity(&self, versions: &[String], from: &str, lock_file: &str) -> Option<Refusal> {
+        if self.ecosystem != "cargo" || versions.len() < 2 {
+            return None;
+        }
+        let spec = self.argv.iter().skip_while(|w| *w != "-p").nth(1)?;
+        if spec.contains('@') {
+            return None;
+        }
+        let copy = if versions.iter().any(|v| v == from) {
+            from
+        } else {
+            "<from>"
+        };
+        let suggested = self
+            .text
+            .replacen(&format!("-p {spec}"), &format!("-p {spec}@{copy}"), 1);
+        Some(Refusal::new(
+            Code::CommandAmbiguousPackage,
+            format!(
+                "`{spec}` is locked at {} versions in {lock_file} ({}), so `{}` cannot tell which one to update: name the copy as cargo asks, `{suggested}`, with the update's `from` the locked version to move",
+                versions.len(),
+                versions.join(", "),
+                self.text
+            ),
+        ))
+    }
+
     /// Why the command cannot change a file of the repository, when it cannot: `pip install`
     /// installs into an environment, and a PR needs a changed requirements or lock file.
     pub fn changes_no_file(&self) -> Option<&'static str> {
@@ -227,22 +258,7 @@ impl Placeholders for Declared<'_> {
     }
 
     fn version(&self, package: &str, version: &str) -> Result<(), Refusal> {
-        if let Err(why) = self.eco.versions.check(version) {
-            return Err(Refusal::new(
-                Code::CommandInvalidVersion,
-                format!(
-                    "`{}` is not a {} version: {why}",
-                    clip(version),
-                    self.ecosystem
-                ),
-            ));
-        }
-        let to: Vec<&str> = self
-            .updates
-            .iter()
-            .filter(|u| u.package == package)
-            .map(|u| u.to.as_str())
-            .collect();
+        let to = self.declared(package, version, |u| &u.to)?;
         if to.contains(&version) {
             Ok(())
         } else {
@@ -255,5 +271,49 @@ impl Placeholders for Declared<'_> {
                 ),
             ))
         }
+    }
+
+    fn declared_from(&self, package: &str, version: &str) -> Result<(), Refusal> {
+        let from = self.declared(package, version, |u| &u.from)?;
+        if from.contains(&version) {
+            return Ok(());
+        }
+        Err(Refusal::new(
+            Code::CommandFromMismatch,
+            format!(
+                "`{package}@{}` names the locked copy to update, which must be the update's declared `from` ({}); write `{package}@{}`",
+                clip(version),
+                from.join(", "),
+                from.first().copied().unwrap_or_default()
+            ),
+        ))
+    }
+}
+
+impl Declared<'_> {
+    /// `field` (`to`, `from`) of each declared update of `package`, once `version` is known to
+    /// be a valid version of the ecosystem.
+    fn declared(
+        &self,
+        package: &str,
+        version: &str,
+        field: fn(&Update) -> &String,
+    ) -> Result<Vec<&str>, Refusal> {
+        if let Err(why) = self.eco.versions.check(version) {
+            return Err(Refusal::new(
+                Code::CommandInvalidVersion,
+                format!(
+                    "`{}` is not a {} version: {why}",
+                    clip(version),
+                    self.ecosystem
+                ),
+            ));
+        }
+        Ok(self
+            .updates
+            .iter()
+            .filter(|u| u.package == package)
+            .map(|u| field(u).as_str())
+            .collect())
     }
 }

@@ -292,3 +292,64 @@ fn test_commands_fail_closed_with_specific_reasons() {
         assert_eq!(r.code, code, "{bad}: {}", r.message);
     }
 }
+
+/// A lock holding regex-syntax 0.6.29 and 0.8.8: `-p regex-syntax` cannot say which one to
+/// move, and the refusal gives the form cargo asks for, which matches the deps mission.
+#[test]
+fn a_cargo_package_locked_twice_must_be_named_with_its_version() {
+    let m = deps();
+    let eco = vec!["cargo".to_string()];
+    let updates = [Update {
+        package: "regex-syntax".into(),
+        from: "0.8.8".into(),
+        to: "0.8.12".into(),
+        update_type: UpdateType::Patch,
+    }];
+    let plain = m
+        .check_update_command(
+            "cargo update -p regex-syntax --precise 0.8.12",
+            &eco,
+            &updates,
+        )
+        .unwrap();
+    let two = ["0.6.29".to_string(), "0.8.8".into()];
+    let refusal = plain.ambiguity(&two, "0.8.8", "Cargo.lock").unwrap();
+    assert_eq!(refusal.code, Code::CommandAmbiguousPackage);
+    assert_eq!(
+        refusal.message,
+        "`regex-syntax` is locked at 2 versions in Cargo.lock (0.6.29, 0.8.8), so `cargo update -p regex-syntax --precise 0.8.12` cannot tell which one to update: name the copy as cargo asks, `cargo update -p regex-syntax@0.8.8 --precise 0.8.12`, with the update's `from` the locked version to move"
+    );
+    assert!(plain.ambiguity(&two[1..], "0.8.8", "Cargo.lock").is_none());
+    assert!(
+        plain
+            .ambiguity(&two, "0.7.0", "Cargo.lock")
+            .unwrap()
+            .message
+            .contains("`cargo update -p regex-syntax@<from> --precise 0.8.12`")
+    );
+    let named = m
+        .check_update_command(
+            "cargo update -p regex-syntax@0.8.8 --precise 0.8.12",
+            &eco,
+            &updates,
+        )
+        .unwrap();
+    assert_eq!(
+        named.argv.join(" "),
+        "cargo update -p regex-syntax@0.8.8 --precise 0.8.12"
+    );
+    assert_eq!(named.package.as_deref(), Some("regex-syntax"));
+    assert!(named.ambiguity(&two, "0.8.8", "Cargo.lock").is_none());
+    let wrong = m
+        .check_update_command(
+            "cargo update -p regex-syntax@0.6.29 --precise 0.8.12",
+            &eco,
+            &updates,
+        )
+        .unwrap_err();
+    assert_eq!(wrong.code, Code::CommandFromMismatch);
+    assert_eq!(
+        wrong.message,
+        "`regex-syntax@0.6.29` names the locked copy to update, which must be the update's declared `from` (0.8.8); write `regex-syntax@0.8.8`"
+    );
+}

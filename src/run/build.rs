@@ -3,14 +3,14 @@
 //! commit, and the test command. Every command runs in the cell: its own HOME and tool
 //! configuration, out of reach of Quartermaster's files, and nothing outlives it.
 
-use super::project::check_project;
+use super::project::{check_project, check_specs};
 use super::stop::Stop;
 use super::text::{commit_message, short};
 use super::unit::{Built, Unit};
 use super::verify::refusal;
 use super::{Worker, millis};
-use crate::changes::Snapshot;
-use crate::git::Workspace;
+use crate::changes::{self, Snapshot};
+use crate::git::{NewCommit, Workspace};
 use crate::markdown::code;
 use crate::mission::TestCommand;
 use crate::report::{
@@ -53,10 +53,62 @@ impl Worker<'_> {
                 "no changes: {why}"
             ))));
         }
-        if let Some(stop) = refusal(&self.verify(unit, before, workspace, dir)?) {
+        if let Some(stop) = refusal(&self.verify(unit, before, workspace, dir)?.0) {
             return Ok(Built::Unverified(stop));
         }
+        self.progress.step("no changes");
         Ok(Built::NoChanges)
+    }
+
+    /// Commits exactly what was verified: what the commands changed, no file of git's own among
+    /// it, only dependency files, each one a reader verified (or where readers looked), staged
+    /// from the bytes the verifier read. `Err` is what the unit came to instead of a commit.
+    fn commit_verified(
+        &self,
+        job: &Job<'_>,
+        before: &Snapshot,
+        dir: &Path,
+        report: &mut ActionReport,
+    ) -> Result<Result<(NewCommit, changes::Verdict), Built>, Stop> {
+        let (unit, lap) = (job.unit, Instant::now());
+        let Some(workspace) = self.workspace.as_ref() else {
+            return Err(Stop::failed("the workspace is gone"));
+        };
+        let changed = workspace.changes()?;
+        if let Some(f) = changes::git_files(&changed.touched()) {
+            return Err(Stop::denied(format!(
+                "[{}] {}; nothing was pushed",
+                f.code, f.message
+            )));
+        }
+        if changed.paths.is_empty() {
+            return self.unchanged(unit, before, workspace, dir).map(Err);
+        }
+        self.check_files(unit, &changed.files())?;
+        let (mut facts, diff, after) = match self.verify(unit, before, workspace, dir) {
+            Ok(verified) => verified,
+            Err(stop) => return Ok(Err(Built::Unverified(stop))),
+        };
+        let Some(staged) = workspace.stage(&changed, &after.files)? else {
+            return self.unchanged(unit, before, workspace, dir).map(Err);
+        };
+        tracing::debug!(ms = millis(lap.elapsed()), "changes verified and staged");
+        let working_dir = job.working_dir.unwrap_or(".");
+        facts.findings.extend(changes::unverified_files(
+            &staged.files,
+            &after,
+            working_dir,
+        ));
+        report.changes.push(ChangeRecord::of(&unit.branch, &facts));
+        if let Some(stop) = refusal(&facts) {
+            return Ok(Err(Built::Unverified(stop)));
+        }
+        if let Some(stop) = self.screen(unit, &diff, report) {
+            return Ok(Err(Built::Gated(stop)));
+        }
+        let message = commit_message(unit, &facts, self.settings.allow_mentions);
+        let commit = workspace.commit(staged, &message, &self.settings.author)?;
+        Ok(Ok((commit, facts)))
     }
 
     /// Runs the unit's commands in the slot's workspace (at the base), commits, and runs the
@@ -86,38 +138,20 @@ impl Worker<'_> {
         }
         tracing::debug!(ms = millis(lap.elapsed()), "sandbox unit ready");
         let dir = workspace.dir(working_dir)?;
-        check_project(unit, test, &dir, working_dir)?;
+        let before = self.snapshot_before(unit, workspace, &dir);
+        check_project(unit, test, (&dir, working_dir), before.as_ref().ok())?;
+        let before = before?;
+        check_specs(unit, &before)?;
         self.progress
             .step(&format!("{}: workspace at {}", unit.branch, short(base)));
         let env = self.check_toolchains(&cell, unit, (workspace.root(), &dir), report)?;
-        let before = self.snapshot(unit, workspace, &dir)?;
         if let Some(why) = self.run_commands((&cell, &env), unit, &dir, report)? {
             return Ok(Built::CommandFailed(why));
         }
-        let lap = Instant::now();
-        let staged = workspace.stage()?;
-        tracing::debug!(ms = millis(lap.elapsed()), "changes staged");
-        let Some(staged) = staged else {
-            let built = self.unchanged(unit, &before, workspace, &dir)?;
-            if matches!(built, Built::NoChanges) {
-                self.progress.step("no changes");
-            }
-            return Ok(built);
+        let (commit, facts) = match self.commit_verified(job, &before, &dir, report)? {
+            Ok(committed) => committed,
+            Err(built) => return Ok(built),
         };
-        self.check_files(unit, &staged.files)?;
-        let (facts, diff) = match self.verify_diff(unit, &before, workspace, &dir) {
-            Ok(checked) => checked,
-            Err(stop) => return Ok(Built::Unverified(stop)),
-        };
-        report.changes.push(ChangeRecord::of(&unit.branch, &facts));
-        if let Some(stop) = refusal(&facts) {
-            return Ok(Built::Unverified(stop));
-        }
-        if let Some(stop) = self.screen(unit, &diff, report) {
-            return Ok(Built::Gated(stop));
-        }
-        let message = commit_message(unit, &facts, self.settings.allow_mentions);
-        let commit = workspace.commit(staged, &message, &self.settings.author)?;
         self.progress.step(&format!(
             "committed {} as {} ({} file{})",
             short(commit.id),
@@ -125,7 +159,6 @@ impl Worker<'_> {
             commit.files.len(),
             if commit.files.len() == 1 { "" } else { "s" }
         ));
-        tracing::debug!(ms = millis(lap.elapsed()), "verified and committed");
         // Validation saw the test command's paths as text; now they exist, in this workspace.
         crate::mission::check_test_paths(test, workspace.root(), &dir).map_err(|r| {
             Stop::denied(format!(

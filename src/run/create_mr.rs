@@ -5,13 +5,32 @@ use super::Worker;
 use super::build::Job;
 use super::digest::{self, BuildInputs};
 use super::stop::{Done, Stop};
-use super::text::PrBody;
+use super::text::{PrBody, SplitNote};
 use super::unit::{self, Built, Outcome, Unit};
+use crate::changes::Verdict;
 use crate::forge::{PullRequest, State};
+use crate::git::NewCommit;
 use crate::markdown;
 use crate::plan::{CreateMr, FallbackStrategy};
 use crate::report::ActionReport;
 use crate::validate::Recipe;
+
+/// A unit built, tested and pushed, whose PR is still to be opened or updated.
+struct Ready {
+    commit: NewCommit,
+    facts: Box<Verdict>,
+    open: Option<PullRequest>,
+    /// The build's digest, for the PR's marker.
+    build: String,
+    /// Whether the push changed the branch; `None` in a dry run, which pushes nothing.
+    pushed: Option<bool>,
+}
+
+/// A unit claimed and built: ready for its PR, or at its end already.
+enum Prepared {
+    Ready(Box<Ready>),
+    Done(Outcome),
+}
 
 impl<'a> Worker<'a> {
     pub(super) async fn create_mr(
@@ -32,7 +51,7 @@ impl<'a> Worker<'a> {
                 results.push((batch, outcome));
             }
             FallbackStrategy::Individual => {
-                self.create_each(a, recipe, base, report, &mut results)
+                self.create_each(a, recipe, (base, None), report, &mut results)
                     .await;
             }
             FallbackStrategy::IndividualOnFailure => {
@@ -47,11 +66,12 @@ impl<'a> Worker<'a> {
                         | Outcome::Gated(_)
                 ) && a.updates.len() > 1;
                 let why = unit::batch_failure(&outcome);
+                let failed = unit::batch_failed(&outcome);
                 results.push((batch, outcome));
                 if red {
                     self.progress
                         .step(&format!("{why}: trying each update on its own branch"));
-                    self.create_each(a, recipe, base, report, &mut results)
+                    self.create_each(a, recipe, (base, Some(failed)), report, &mut results)
                         .await;
                 }
             }
@@ -65,17 +85,45 @@ impl<'a> Worker<'a> {
         Ok(unit::conclude(&results, a.fallback_strategy))
     }
 
-    /// One unit per update.
+    /// One unit per update (`batch_failed` says how the batch failed, when one was tried).
+    /// Every unit is built before any PR opens, so that each PR can say what became of the
+    /// others.
     async fn create_each(
         &mut self,
         a: &'a CreateMr,
         recipe: &'a Recipe,
-        base: git2::Oid,
+        (base, batch_failed): (git2::Oid, Option<String>),
         report: &mut ActionReport,
         results: &mut Vec<(Unit<'a>, Outcome)>,
     ) {
-        for unit in unit::split(a, &recipe.commands) {
-            let outcome = self.create_unit(&unit, a, recipe, base, report).await;
+        let units = unit::split(a, &recipe.commands, batch_failed);
+        let mut prepared = Vec::new();
+        for unit in &units {
+            prepared.push(self.prepare(unit, a, recipe, base, report).await);
+        }
+        let fates: Vec<(String, String)> = units
+            .iter()
+            .zip(&prepared)
+            .map(|(unit, p)| {
+                let package = unit.updates.first().map(|u| u.package.clone());
+                let fate = match p {
+                    Prepared::Ready(_) => {
+                        format!("tests passed, on {}", markdown::code(&unit.branch))
+                    }
+                    Prepared::Done(outcome) => unit::fate(outcome),
+                };
+                (package.unwrap_or_default(), fate)
+            })
+            .collect();
+        for (i, (unit, p)) in units.into_iter().zip(prepared).enumerate() {
+            let outcome = match p {
+                Prepared::Done(outcome) => outcome,
+                Prepared::Ready(ready) => {
+                    let mut siblings = fates.clone();
+                    siblings.remove(i);
+                    self.land(&unit, a, recipe, *ready, &siblings, report).await
+                }
+            };
             results.push((unit, outcome));
         }
     }
@@ -89,12 +137,28 @@ impl<'a> Worker<'a> {
         base: git2::Oid,
         report: &mut ActionReport,
     ) -> Outcome {
+        match self.prepare(unit, a, recipe, base, report).await {
+            Prepared::Done(outcome) => outcome,
+            Prepared::Ready(ready) => self.land(unit, a, recipe, *ready, &[], report).await,
+        }
+    }
+
+    /// Claims a unit's branch, builds and tests it, and pushes what passed (unless the branch
+    /// already holds this very build, whose PR is then unchanged).
+    async fn prepare(
+        &mut self,
+        unit: &Unit<'a>,
+        a: &'a CreateMr,
+        recipe: &'a Recipe,
+        base: git2::Oid,
+        report: &mut ActionReport,
+    ) -> Prepared {
         let open = match self.open_pull_request(&unit.branch).await {
             Ok(open) => open,
-            Err(stop) => return Outcome::Refused(stop),
+            Err(stop) => return Prepared::Done(Outcome::Refused(stop)),
         };
         if let Err(stop) = self.claim(&unit.branch, open.as_ref(), report).await {
-            return Outcome::Refused(stop);
+            return Prepared::Done(Outcome::Refused(stop));
         }
         let dir = a.working_dir.as_deref();
         let job = Job {
@@ -115,37 +179,70 @@ impl<'a> Worker<'a> {
             .digest(),
         };
         match self.reusable(&unit.branch, open.as_ref(), &job.build, base) {
-            Ok(Some(pr)) => return Outcome::Landed(pr),
+            Ok(Some(pr)) => return Prepared::Done(Outcome::Landed(pr)),
             Ok(None) => {}
-            Err(stop) => return Outcome::Refused(stop),
+            Err(stop) => return Prepared::Done(Outcome::Refused(stop)),
         }
         tracing::debug!(branch = %unit.branch, "claimed; building");
         let (commit, facts) = match self.build(&job, report) {
             Ok(Built::Ready(commit, facts)) => (commit, facts),
-            Ok(Built::NoChanges) => return Outcome::NoChanges,
-            Ok(Built::CommandFailed(why)) => return Outcome::CommandFailed(why),
-            Ok(Built::Unverified(stop)) => return Outcome::Unverified(stop),
-            Ok(Built::Gated(stop)) => return Outcome::Gated(stop),
-            Ok(Built::TestsFailed(why)) => return Outcome::TestsFailed(why),
-            Err(stop) => return Outcome::Refused(stop),
+            Ok(Built::NoChanges) => return Prepared::Done(Outcome::NoChanges),
+            Ok(Built::CommandFailed(why)) => return Prepared::Done(Outcome::CommandFailed(why)),
+            Ok(Built::Unverified(stop)) => return Prepared::Done(Outcome::Unverified(stop)),
+            Ok(Built::Gated(stop)) => return Prepared::Done(Outcome::Gated(stop)),
+            Ok(Built::TestsFailed(why)) => return Prepared::Done(Outcome::TestsFailed(why)),
+            Err(stop) => return Prepared::Done(Outcome::Refused(stop)),
         };
-        if self.settings.dry_run {
-            let verb = if open.is_some() { "update" } else { "open" };
+        let pushed = if self.settings.dry_run {
+            None
+        } else {
+            match self.push(&commit, &unit.branch) {
+                Ok(pushed) => Some(pushed),
+                Err(stop) => return Prepared::Done(Outcome::Refused(stop)),
+            }
+        };
+        Prepared::Ready(Box::new(Ready {
+            commit,
+            facts,
+            open,
+            build: job.build,
+            pushed,
+        }))
+    }
+
+    /// Opens or updates the PR of a unit that is ready; `siblings` are the other updates of a
+    /// split action, with what became of each.
+    async fn land(
+        &mut self,
+        unit: &Unit<'a>,
+        a: &'a CreateMr,
+        recipe: &'a Recipe,
+        ready: Ready,
+        siblings: &[(String, String)],
+        report: &ActionReport,
+    ) -> Outcome {
+        let Some(pushed) = ready.pushed else {
+            let verb = if ready.open.is_some() {
+                "update"
+            } else {
+                "open"
+            };
             return Outcome::DryRun(format!(
                 "tests passed; would push {} and {verb} its PR",
                 unit.branch
             ));
-        }
-        let (title, body) = self.pr_text(unit, a, &recipe.test.text, &facts, report);
-        let body = digest::mark(&body, &digest::marker(&job.build, base));
+        };
+        let (title, body) =
+            self.pr_text(unit, a, &recipe.test.text, &ready.facts, siblings, report);
+        let body = digest::mark(&body, &digest::marker(&ready.build, ready.commit.base));
         let pr = super::publish::Publication {
-            commit: &commit,
+            commit: &ready.commit,
             branch: &unit.branch,
             title: &title,
             body: Some(body),
             labels: &a.labels,
         };
-        match self.publish(pr, open).await {
+        match self.open_or_update(pr, ready.open, pushed).await {
             Ok(pr) => Outcome::Landed(pr),
             Err(stop) => Outcome::Refused(stop),
         }
@@ -158,6 +255,7 @@ impl<'a> Worker<'a> {
         a: &'a CreateMr,
         test_command: &str,
         facts: &crate::changes::Verdict,
+        siblings: &[(String, String)],
         report: &ActionReport,
     ) -> (String, String) {
         let mut title = markdown::one_line(&unit.title_from(facts), self.settings.allow_mentions);
@@ -175,6 +273,11 @@ impl<'a> Worker<'a> {
             allow_mentions: self.settings.allow_mentions,
             toolchains: &toolchains,
             supply: &supply,
+            split: unit.split.as_ref().map(|split| SplitNote {
+                split,
+                title: &a.title,
+                siblings,
+            }),
         }
         .render();
         (title, body)

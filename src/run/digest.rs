@@ -25,8 +25,8 @@ pub struct BuildInputs<'a> {
 
 impl BuildInputs<'_> {
     /// The build's digest: Quartermaster's version, the mission, the updates, the argv of every
-    /// command and of the test, the working directory, the title, description and labels, and
-    /// the toolchain policy.
+    /// command and of the test, the working directory, the title, description and labels, how a
+    /// split unit came to be split off, and the toolchain policy.
     pub fn digest(&self) -> String {
         let commands: Vec<(&str, &[String])> = self
             .unit
@@ -44,6 +44,7 @@ impl BuildInputs<'_> {
             "mission": self.mission,
             "branch": self.unit.branch,
             "title": self.unit.title,
+            "split": self.unit.split.as_ref().map(|s| (&s.batch, &s.batch_failed)),
             "updates": self.unit.updates,
             "commands": commands,
             "test": self.test.argv,

@@ -3,15 +3,17 @@
 
 use super::stop::Stop;
 use super::unit::Unit;
+use crate::changes::{Ecosystem, Snapshot};
 use crate::manifest;
 use crate::mission::TestCommand;
 use std::path::Path;
 
+/// `before` is what the lock files held before any command ran, when they could be read.
 pub fn check_project(
     unit: &Unit<'_>,
     test: &TestCommand,
-    dir: &Path,
-    working_dir: Option<&str>,
+    (dir, working_dir): (&Path, Option<&str>),
+    before: Option<&Snapshot>,
 ) -> Result<(), Stop> {
     let place = working_dir.unwrap_or("the repository root");
     for matched in &unit.commands {
@@ -19,8 +21,13 @@ pub fn check_project(
             && !matched.refreshes_lock
             && manifest::checks_declared(&matched.ecosystem, &matched.argv)
         {
+            let locked = || {
+                manifest::moves_locked(&matched.ecosystem, &matched.argv)
+                    && before.is_some_and(|b| locks(b, &matched.ecosystem, package))
+            };
             match manifest::declares_dependency(&matched.ecosystem, dir, package) {
                 Ok(true) => {}
+                Ok(false) if locked() => {}
                 Ok(false) => {
                     let field = manifest::declared_where(&matched.ecosystem)
                         .map(|w| format!(" ({w})"))
@@ -48,6 +55,39 @@ pub fn check_project(
         },
         None => Ok(()),
     }
+}
+
+/// A cargo command naming a package the lock holds in several versions without the one to move
+/// would fail; it is refused before anything runs, with the form to use.
+pub fn check_specs(unit: &Unit<'_>, before: &Snapshot) -> Result<(), Stop> {
+    for matched in &unit.commands {
+        let Some(package) = &matched.package else {
+            continue;
+        };
+        let (versions, lock_file) = before.locked_versions(Ecosystem::Cargo, package);
+        let from = unit
+            .updates
+            .iter()
+            .find(|u| u.package == *package)
+            .map_or("", |u| u.from.as_str());
+        if let Some(refusal) = matched.ambiguity(&versions, from, lock_file) {
+            return Err(Stop::failed(format!(
+                "[{}] {}; nothing ran",
+                refusal.code, refusal.message
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Whether `before`'s lock files of `ecosystem` hold `package`, as a transitive package or not.
+fn locks(before: &Snapshot, ecosystem: &str, package: &str) -> bool {
+    Ecosystem::from_name(ecosystem)
+        .and_then(|e| before.ecosystems.get(&e).map(|s| (e, s)))
+        .is_some_and(|(e, s)| {
+            let name = e.normalize_name(package);
+            s.packages.iter().any(|p| p.name == name)
+        })
 }
 
 /// The package.json script a JavaScript test command runs: `npm run <script>`, or the implied

@@ -26,8 +26,19 @@ impl Worker<'_> {
         existing: Option<PullRequest>,
     ) -> Result<PullRequestRef, Stop> {
         let lap = std::time::Instant::now();
-        let pushed = self.push(&p)?;
+        let pushed = self.push(p.commit, p.branch)?;
         tracing::debug!(ms = millis(lap.elapsed()), "pushed");
+        self.open_or_update(p, existing, pushed).await
+    }
+
+    /// Creates the PR of a pushed branch, or brings the open one (`existing`) up to date;
+    /// `pushed` says whether the push changed the branch.
+    pub(super) async fn open_or_update(
+        &self,
+        p: Publication<'_>,
+        existing: Option<PullRequest>,
+        pushed: bool,
+    ) -> Result<PullRequestRef, Stop> {
         let labels = with_bot_label(p.labels, &self.settings.bot_label);
         let pr = match existing {
             Some(pr) => self.bring_up_to_date(&p, pr, labels, pushed).await?,
@@ -57,19 +68,19 @@ impl Worker<'_> {
         Ok(pr)
     }
 
-    /// Pushes the commit unless the remote branch already holds this change on the same base.
-    /// Whether it pushed.
-    fn push(&self, p: &Publication<'_>) -> Result<bool, Stop> {
+    /// Pushes the commit to `branch` unless the remote branch already holds this change on the
+    /// same base. Whether it pushed.
+    pub(super) fn push(&self, commit: &NewCommit, branch: &str) -> Result<bool, Stop> {
         let remote = self.forge.remote().clone();
         // The remote's state is shared; the push itself goes on without holding it (no other
         // action holds this branch's key meanwhile).
         let (expected, same) = {
             let git = self.git()?;
-            let expected = git.heads.get(p.branch).copied();
+            let expected = git.heads.get(branch).copied();
             let same = match expected {
                 Some(tip) => {
                     let info = git.mirror.commit_info(tip)?;
-                    info.tree == p.commit.tree && info.parents == [p.commit.base]
+                    info.tree == commit.tree && info.parents == [commit.base]
                 }
                 None => false,
             };
@@ -81,7 +92,7 @@ impl Worker<'_> {
         let Some(workspace) = self.workspace.as_ref() else {
             return Err(Stop::failed("the workspace is gone"));
         };
-        if let Err(e) = workspace.push(&remote, p.branch, p.commit.id, expected) {
+        if let Err(e) = workspace.push(&remote, branch, commit.id, expected) {
             return Err(match &e {
                 GitError::Rejected { message, .. } => self
                     .forge
@@ -90,8 +101,8 @@ impl Worker<'_> {
                 _ => e.into(),
             });
         }
-        self.git()?.heads.insert(p.branch.to_string(), p.commit.id);
-        self.progress.step(&format!("pushed {}", p.branch));
+        self.git()?.heads.insert(branch.to_string(), commit.id);
+        self.progress.step(&format!("pushed {branch}"));
         Ok(true)
     }
 

@@ -1,7 +1,7 @@
 //! The text Quartermaster writes: PR bodies, commit messages, progress headings. Pure functions of
 //! the plan and what happened.
 
-use super::unit::Unit;
+use super::unit::{Split, Unit};
 use crate::changes::{ChangeFact, FormatChange, UpdateFact, Verdict};
 use crate::markdown::{self, MAX_POSTED_BODY, cell_code, code};
 use crate::plan::{Action, Skip, UpdateType};
@@ -21,6 +21,79 @@ pub struct PrBody<'a> {
     pub toolchains: &'a [Check],
     /// What the supply-chain gates add: fixed advisories, the checks, release notes.
     pub supply: &'a str,
+    /// For a PR split off a batch, what it says instead of the agent's description, which
+    /// speaks of the whole batch.
+    pub split: Option<SplitNote<'a>>,
+}
+
+/// Where a split PR comes from and what became of the updates it was split from.
+pub struct SplitNote<'a> {
+    pub split: &'a Split,
+    /// The plan's title of the whole action.
+    pub title: &'a str,
+    /// The action's other updates, each with what became of it on its own branch.
+    pub siblings: &'a [(String, String)],
+}
+
+impl SplitNote<'_> {
+    fn render(&self, facts: &Verdict, allow_mentions: bool) -> String {
+        let said = |text: &str| markdown::one_line(text, allow_mentions);
+        let mut out: String = facts
+            .updates
+            .iter()
+            .map(|u| format!("{}.\n\n", sentence(u)))
+            .collect();
+        out.push_str(&format!(
+            "Split off {} (“{}”): {}.\n",
+            code(&self.split.batch),
+            said(self.title),
+            said(&split_reason(self.split))
+        ));
+        if !self.siblings.is_empty() {
+            out.push_str("\nThe action's other updates, each on a branch of its own:\n");
+            for (package, fate) in self.siblings {
+                out.push_str(&format!("- {}: {}\n", code(package), said(fate)));
+            }
+        }
+        out
+    }
+}
+
+/// Why a unit was split off its action.
+fn split_reason(split: &Split) -> String {
+    match &split.batch_failed {
+        Some(failed) => format!("{failed}, so each update was tried on a branch of its own"),
+        None => "the action's fallback strategy `individual` gives each update a branch of its own"
+            .to_string(),
+    }
+}
+
+/// One update as a title says it: `update anyhow from 1.0.99 to 1.0.100`, with the versions the
+/// lock files show.
+pub fn update_line(u: &UpdateFact) -> String {
+    if u.update_type == UpdateType::LockFileMaintenance {
+        return format!("refresh {}", u.package);
+    }
+    match (&u.from, &u.to) {
+        (Some(from), Some(to)) => format!("update {} from {from} to {to}", u.package),
+        (None, Some(to)) => format!("update {} to {to}", u.package),
+        (Some(from), None) => format!("remove {} {from}", u.package),
+        (None, None) => format!("update {}", u.package),
+    }
+}
+
+/// One update as a PR's first sentence says it, in code spans.
+fn sentence(u: &UpdateFact) -> String {
+    let p = code(&u.package);
+    if u.update_type == UpdateType::LockFileMaintenance {
+        return format!("Refreshes {p}");
+    }
+    match (&u.from, &u.to) {
+        (Some(from), Some(to)) => format!("Updates {p} from {} to {}", code(from), code(to)),
+        (None, Some(to)) => format!("Updates {p} to {}", code(to)),
+        (Some(from), None) => format!("Removes {p} {}", code(from)),
+        (None, None) => format!("Updates {p}"),
+    }
 }
 
 impl PrBody<'_> {
@@ -48,9 +121,12 @@ impl PrBody<'_> {
                 .unwrap_or_default(),
             markdown::marker("pr", self.branch)
         ));
-        let mut head = markdown::neutralise(self.description, self.allow_mentions)
-            .trim_end()
-            .to_string();
+        let mut head = match &self.split {
+            Some(note) => note.render(self.facts, self.allow_mentions),
+            None => markdown::neutralise(self.description, self.allow_mentions),
+        }
+        .trim_end()
+        .to_string();
         let room = MAX_POSTED_BODY.saturating_sub(tail.chars().count() + 20);
         if head.chars().count() > room {
             head = head.chars().take(room).collect::<String>() + "… (truncated)";
@@ -173,6 +249,16 @@ fn package_cell(name: &str, link: Option<&str>) -> String {
 pub fn commit_message(unit: &Unit<'_>, facts: &Verdict, allow_mentions: bool) -> String {
     let title = markdown::commit_line(&unit.title_from(facts), allow_mentions);
     let mut message = format!("{title}\n\n");
+    if let Some(split) = &unit.split {
+        let line = format!(
+            "Split off {} ({}): {}.",
+            split.batch,
+            unit.title,
+            split_reason(split)
+        );
+        message.push_str(&markdown::commit_line(&line, allow_mentions));
+        message.push_str("\n\n");
+    }
     for u in &facts.updates {
         if u.update_type == UpdateType::LockFileMaintenance {
             message.push_str(&format!("- {}: refreshed\n", u.package));

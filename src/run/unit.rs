@@ -14,29 +14,65 @@ pub struct Unit<'p> {
     pub branch: String,
     /// The plan's title.
     pub title: String,
-    /// One update of a `create_mr` tried on its own branch.
-    pub split: bool,
+    /// Set when the unit is one update of a `create_mr` tried on its own branch.
+    pub split: Option<Split>,
     pub updates: Vec<&'p Update>,
     pub commands: Vec<&'p CommandMatch>,
 }
 
+/// Why a unit carries one update of an action on a branch of its own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Split {
+    /// The action's branch.
+    pub batch: String,
+    /// How the batch failed (`individual_on_failure`); `None` when the action's strategy is
+    /// `individual`, which tries no batch.
+    pub batch_failed: Option<String>,
+}
+
 impl Unit<'_> {
-    /// The title a PR and a commit of the unit get: the plan's, and for a split unit the package
-    /// with the version the lock files show.
+    /// The title a PR and a commit of the unit get: the plan's; for a split unit, its own update
+    /// as the lock files show it, after the plan's conventional-commit prefix (`chore(deps): `).
     pub fn title_from(&self, facts: &changes::Verdict) -> String {
-        match (self.split, self.updates.first()) {
-            (true, Some(u)) => {
-                let to = facts
-                    .updates
-                    .iter()
-                    .find(|f| f.package == u.package)
-                    .and_then(|f| f.to.clone())
-                    .unwrap_or_else(|| u.to.clone());
-                format!("{} ({} {to})", self.title, u.package)
+        match (&self.split, self.updates.first()) {
+            (Some(_), Some(u)) => {
+                let fact = facts.updates.iter().find(|f| f.package == u.package);
+                let what = match fact {
+                    Some(f) => super::text::update_line(f),
+                    None => format!("update {} to {}", u.package, u.to),
+                };
+                match conventional_prefix(&self.title) {
+                    Some(prefix) => format!("{prefix}{what}"),
+                    None => capitalised(&what),
+                }
             }
             _ => self.title.clone(),
         }
     }
+}
+
+/// A conventional-commit prefix (`chore(deps): `, `fix!: `) a title starts with.
+fn conventional_prefix(title: &str) -> Option<&str> {
+    let end = title.find(": ")? + 2;
+    let kind = &title[..end - 2];
+    let (word, scope) = match kind.trim_end_matches('!').split_once('(') {
+        Some((word, rest)) => (word, Some(rest)),
+        None => (kind.trim_end_matches('!'), None),
+    };
+    let word_ok = !word.is_empty() && word.chars().all(|c| c.is_ascii_alphabetic());
+    let scope_ok = scope.is_none_or(|s| {
+        s.strip_suffix(')')
+            .is_some_and(|inner| !inner.contains(['(', ')']))
+    });
+    (word_ok && scope_ok).then(|| &title[..end])
+}
+
+fn capitalised(text: &str) -> String {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map(|c| c.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
 }
 
 /// What building a branch came to.
@@ -70,15 +106,20 @@ pub fn batch<'p>(a: &'p CreateMr, commands: &'p [CommandMatch]) -> Unit<'p> {
     Unit {
         branch: a.branch.clone(),
         title: a.title.clone(),
-        split: false,
+        split: None,
         updates: a.updates.iter().collect(),
         commands: commands.iter().collect(),
     }
 }
 
 /// One unit per update, on the branches [`crate::plan::split_branches`] names; commands naming no
-/// package (`go mod tidy`) run in every one.
-pub fn split<'p>(a: &'p CreateMr, commands: &'p [CommandMatch]) -> Vec<Unit<'p>> {
+/// package (`go mod tidy`) run in every one. `batch_failed` says how the batch failed, when one
+/// was tried.
+pub fn split<'p>(
+    a: &'p CreateMr,
+    commands: &'p [CommandMatch],
+    batch_failed: Option<String>,
+) -> Vec<Unit<'p>> {
     let branches =
         crate::plan::split_branches(&a.branch, a.updates.iter().map(|u| u.package.as_str()));
     a.updates
@@ -87,7 +128,10 @@ pub fn split<'p>(a: &'p CreateMr, commands: &'p [CommandMatch]) -> Vec<Unit<'p>>
         .map(|(u, branch)| Unit {
             branch,
             title: a.title.clone(),
-            split: true,
+            split: Some(Split {
+                batch: a.branch.clone(),
+                batch_failed: batch_failed.clone(),
+            }),
             updates: vec![u],
             commands: commands
                 .iter()
@@ -194,6 +238,37 @@ pub fn batch_failure(outcome: &Outcome) -> &'static str {
         Outcome::Unverified(_) => "the batch's lock files do not show what it declared",
         Outcome::Gated(_) => "the repository's policy refused a version the batch resolved",
         _ => "the batch failed its tests",
+    }
+}
+
+/// How a batch that was split failed, with what failed: for the texts of its splits.
+pub fn batch_failed(outcome: &Outcome) -> String {
+    let detail = match outcome {
+        Outcome::CommandFailed(why) | Outcome::TestsFailed(why) => why.as_str(),
+        Outcome::Unverified(stop) | Outcome::Refused(stop) | Outcome::Gated(stop) => {
+            stop.reason.as_str()
+        }
+        _ => return batch_failure(outcome).to_string(),
+    };
+    format!("{} ({detail})", batch_failure(outcome))
+}
+
+/// What became of a unit, in a few words for its siblings' PRs.
+pub fn fate(outcome: &Outcome) -> String {
+    match outcome {
+        Outcome::Landed(pr) => format!("tests passed; PR #{}", pr.number),
+        Outcome::DryRun(_) => "tests passed (dry run)".to_string(),
+        Outcome::NoChanges => "no changes".to_string(),
+        Outcome::CommandFailed(why) => format!("a command failed: {why}; no PR"),
+        Outcome::TestsFailed(why) => format!("failed its tests: {why}; no PR"),
+        Outcome::Refused(stop) | Outcome::Unverified(stop) | Outcome::Gated(stop) => {
+            let status = match stop.status {
+                Status::Denied => "denied",
+                Status::Skipped => "skipped",
+                Status::Done | Status::Failed => "failed",
+            };
+            format!("{status}: {}; no PR", stop.reason)
+        }
     }
 }
 

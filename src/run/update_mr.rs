@@ -29,7 +29,7 @@ impl<'a> Worker<'a> {
         let unit = Unit {
             branch: a.branch.clone(),
             title: pr.title.clone(),
-            split: false,
+            split: None,
             updates: a.updates.iter().collect(),
             commands: recipe.commands.iter().collect(),
         };
@@ -158,6 +158,7 @@ impl<'a> Worker<'a> {
                 allow_mentions: self.settings.allow_mentions,
                 toolchains: &toolchains,
                 supply: &supply,
+                split: None,
             }
             .render(),
             None => pr.body.clone(),

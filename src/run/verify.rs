@@ -5,19 +5,47 @@
 use super::Worker;
 use super::stop::Stop;
 use super::unit::Unit;
-use crate::changes::{self, Code, Declared, Snapshot, Verdict};
+use crate::changes::{self, ChangesError, Code, Declared, Snapshot, Verdict};
 use crate::git::Workspace;
 use std::collections::BTreeSet;
 use std::path::Path;
 
 impl Worker<'_> {
-    /// The dependency state of the working directory, for the ecosystems of the unit's commands.
+    /// The dependency state of the working directory before the unit's commands, for their
+    /// ecosystems. A lock file of another ecosystem where theirs is missing means the plan names
+    /// the wrong ecosystem.
+    pub(super) fn snapshot_before(
+        &self,
+        unit: &Unit<'_>,
+        workspace: &Workspace,
+        dir: &Path,
+    ) -> Result<Snapshot, Stop> {
+        self.read_state(unit, workspace, dir)?.map_err(|e| match e {
+            ChangesError::OtherEcosystem { .. } => {
+                Stop::failed(format!("[{}] {e}; nothing ran", Code::EcosystemMismatch))
+            }
+            e => unreadable(&e),
+        })
+    }
+
+    /// The dependency state of the working directory now, for the ecosystems of the unit's
+    /// commands.
     pub(super) fn snapshot(
         &self,
         unit: &Unit<'_>,
         workspace: &Workspace,
         dir: &Path,
     ) -> Result<Snapshot, Stop> {
+        self.read_state(unit, workspace, dir)?
+            .map_err(|e| unreadable(&e))
+    }
+
+    fn read_state(
+        &self,
+        unit: &Unit<'_>,
+        workspace: &Workspace,
+        dir: &Path,
+    ) -> Result<Result<Snapshot, ChangesError>, Stop> {
         let ecosystems: BTreeSet<&str> =
             unit.commands.iter().map(|m| m.ecosystem.as_str()).collect();
         let ecosystems: Vec<&str> = ecosystems.into_iter().collect();
@@ -25,34 +53,18 @@ impl Worker<'_> {
             .root()
             .canonicalize()
             .map_err(|e| Stop::failed(format!("reading the workspace: {e}")))?;
-        changes::snapshot(&root, dir, &ecosystems).map_err(|e| {
-            Stop::failed(format!(
-                "{}: cannot verify what the commands changed: {e}",
-                Code::ChangeUnreadable
-            ))
-        })
+        Ok(changes::snapshot(&root, dir, &ecosystems))
     }
 
-    /// What changed between `before` and now, checked against the unit's declared updates.
+    /// What changed between `before` and now, checked against the unit's declared updates; the
+    /// difference it checked; and the snapshot of now, with the bytes it read.
     pub(super) fn verify(
         &self,
         unit: &Unit<'_>,
         before: &Snapshot,
         workspace: &Workspace,
         dir: &Path,
-    ) -> Result<Verdict, Stop> {
-        self.verify_diff(unit, before, workspace, dir)
-            .map(|(verdict, _)| verdict)
-    }
-
-    /// [`Self::verify`], with the difference it checked.
-    pub(super) fn verify_diff(
-        &self,
-        unit: &Unit<'_>,
-        before: &Snapshot,
-        workspace: &Workspace,
-        dir: &Path,
-    ) -> Result<(Verdict, changes::Diff), Stop> {
+    ) -> Result<(Verdict, changes::Diff, Snapshot), Stop> {
         let after = self.snapshot(unit, workspace, dir)?;
         let declared: Vec<Declared> = unit
             .updates
@@ -70,8 +82,15 @@ impl Worker<'_> {
             self.progress
                 .step(&format!("note [{}]: {}", finding.code, finding.message));
         }
-        Ok((verdict, diff))
+        Ok((verdict, diff, after))
     }
+}
+
+fn unreadable(e: &ChangesError) -> Stop {
+    Stop::failed(format!(
+        "{}: cannot verify what the commands changed: {e}",
+        Code::ChangeUnreadable
+    ))
 }
 
 /// The refusal a verdict's blocking findings make, if any: `denied` when the commands did

@@ -9,11 +9,13 @@
 //! validation reads a command string again.
 
 mod changes;
+mod locks;
 mod rules;
 mod text;
 mod validated;
 mod view;
 
+pub use locks::against_checkout;
 pub use validated::{Recipe, Step, ValidatedPlan};
 
 use crate::finding::{Code, Finding, Pointer};

@@ -168,7 +168,7 @@ fn individual_on_failure_lands_what_passes(backend: Backend) {
     assert_eq!(pulls[0]["head"], "quartermaster/cargo--greeting");
     assert_eq!(
         pulls[0]["title"],
-        "chore(deps): update cargo patch dependencies (greeting 1.0.1)"
+        "chore(deps): update greeting from 1.0.0 to 1.0.1"
     );
     let updates = run.action(0)["updates"].as_array().unwrap();
     assert_eq!(

@@ -22,9 +22,7 @@ fn the_demo_runs_end_to_end() {
         "{stdout}"
     );
     assert!(
-        stdout.contains(
-            "forge/pulls/1.json: chore(deps): update cargo patch dependencies (greeting 1.0.1)"
-        ),
+        stdout.contains("forge/pulls/1.json: chore(deps): update greeting from 1.0.0 to 1.0.1"),
         "{stdout}"
     );
     assert!(

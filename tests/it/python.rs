@@ -373,3 +373,40 @@ fn pip_install_says_why_it_changed_nothing() {
     assert!(index.fetched("1.0.1"), "pip ran: {}", run.said());
     assert!(f.pulls().is_empty());
 }
+
+/// `uv lock --upgrade-package leaf==1.0.1` of a package the app has only through lib: declared
+/// in the plan, it lands, and the PR states the lock's versions once, not also as a transitive
+/// change.
+#[test]
+fn uv_lock_upgrades_a_transitive_package() {
+    if !tool_present(&["uv", "--version"]) {
+        return;
+    }
+    let f = Fixture::new();
+    let index = PypiIndex::start("lib");
+    index.publish_project("leaf", "1.0.0", &[]);
+    index.publish_project("lib", "1.0.0", &["leaf>=1.0"]);
+    f.add_python_app(&index, &[("pyproject.toml", UV_PROJECT)], &["uv", "lock"]);
+    index.publish_project("leaf", "1.0.1", &[]);
+    let branch = "quartermaster/uv-leaf";
+    let mut action = lib_update(
+        branch,
+        "uv lock --upgrade-package leaf==1.0.1",
+        "1.0.0",
+        "1.0.1",
+    );
+    action["updates"][0]["package"] = json!("leaf");
+    let plan = python_plan("uv", "uv.lock", vec![action]);
+    let uv_toml = "[[index]]\nurl = \"{url}\"\ndefault = true\n";
+    let run = run_configured(&f, &index, &plan, "uv", uv_toml);
+    assert_eq!(run.code, 0, "{}", run.said());
+    let (files, body) = branch_diff(&f, branch);
+    assert_eq!(files, "uv.lock");
+    assert!(
+        body.contains("| `leaf` | `1.0.0` → `1.0.1` | patch |"),
+        "{body}"
+    );
+    assert!(!body.contains("transitive"), "{body}");
+    let message = sh(&f.remote, &format!("git log -1 --format=%B {branch}"));
+    assert!(message.contains("- leaf: 1.0.0 -> 1.0.1\n\n"), "{message}");
+}

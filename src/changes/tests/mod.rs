@@ -1,5 +1,6 @@
 //! Tests of the changes module on real lock files (see `tests/fixtures/changes/README.md`).
 
+mod declared;
 mod diffs;
 mod errors;
 mod formats;

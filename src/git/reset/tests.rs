@@ -3,7 +3,7 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
 use std::process::Command;
 
-fn sh(dir: &Path, script: &str) {
+pub(crate) fn sh(dir: &Path, script: &str) {
     let status = Command::new("sh")
         .args(["-ec", script])
         .current_dir(dir)
@@ -104,8 +104,11 @@ fn a_reset_undoes_files_modes_links_and_leftovers() {
     ws.reset(base).unwrap();
     assert_eq!(listing(&tree), clean);
     assert_eq!(ws.base(), base);
-    assert!(
-        ws.stage().unwrap().is_none(),
+    let changes = ws.changes().unwrap();
+    assert_eq!(
+        changes,
+        Default::default(),
         "a reset workspace has no changes"
     );
+    assert!(ws.stage(&changes, &Default::default()).unwrap().is_none());
 }

@@ -5,7 +5,7 @@ use super::{Bound, Part, Pattern, Token};
 
 impl Pattern {
     /// The update placeholders the pattern uses, each once, `<pkg>` before `<ver>` before
-    /// `<file:…>` (with its glob).
+    /// `<from>` before `<file:…>` (with its glob).
     pub fn update_placeholders(&self) -> Vec<String> {
         let parts: Vec<&Part> = self
             .tokens
@@ -15,11 +15,15 @@ impl Pattern {
                 Token::Args => &[],
             })
             .collect();
-        let mut names: Vec<String> = [(Part::Pkg, "<pkg>"), (Part::Ver, "<ver>")]
-            .into_iter()
-            .filter(|(p, _)| parts.contains(&p))
-            .map(|(_, name)| name.to_string())
-            .collect();
+        let mut names: Vec<String> = [
+            (Part::Pkg, "<pkg>"),
+            (Part::Ver, "<ver>"),
+            (Part::From, "<from>"),
+        ]
+        .into_iter()
+        .filter(|(p, _)| parts.contains(&p))
+        .map(|(_, name)| name.to_string())
+        .collect();
         names.extend(parts.iter().filter_map(|p| match p {
             Part::File(glob) => Some(format!("<file:{glob}>")),
             _ => None,
@@ -42,6 +46,7 @@ impl Pattern {
                         Part::Lit(text) => Some(text.as_str()),
                         Part::Pkg => bound.package.as_deref(),
                         Part::Ver => bound.version.as_deref(),
+                        Part::From => bound.from.as_deref(),
                         Part::File(_) => bound.file.as_deref(),
                         Part::Script => None,
                     })
@@ -78,6 +83,7 @@ mod tests {
         let bound = Bound {
             package: Some("@types/node".into()),
             version: Some("20.1.0".into()),
+            from: None,
             file: None,
         };
         assert_eq!(
@@ -96,6 +102,7 @@ mod tests {
         let unbound = Bound {
             package: Some("rack".into()),
             version: None,
+            from: None,
             file: None,
         };
         assert_eq!(update("gem install <pkg>:<ver>").fill(&unbound), None);

@@ -7,6 +7,8 @@
 //! Placeholders:
 //! - `<pkg>` a package name of the ecosystem, declared in the action's `updates` (update commands);
 //! - `<ver>` a version equal to that package's declared `to` (update commands);
+//! - `<from>` a version equal to that package's declared `from`: the copy to move where a lock
+//!   holds several versions of one name, as in cargo's `-p <pkg>@<from>` (update commands);
 //! - `<file:GLOB>` a file the command reads, a whole word: a relative path inside the working
 //!   directory whose name matches GLOB (`*` within a name), e.g. `<file:requirements*.in>`
 //!   (update commands);
@@ -44,6 +46,7 @@ enum Part {
     Lit(String),
     Pkg,
     Ver,
+    From,
     /// A relative path whose file name matches the glob.
     File(String),
     Script,
@@ -80,7 +83,7 @@ impl Pattern {
             return Err(format!("`{program}` is not a bare program name"));
         }
         let mut tokens = Vec::new();
-        let (mut pkgs, mut vers, mut args, mut files) = (0, 0, 0, 0);
+        let (mut pkgs, mut vers, mut args, mut files, mut froms) = (0, 0, 0, 0, 0);
         for word in &words {
             if *word == "<args>" {
                 if kind != PatternKind::Test {
@@ -95,6 +98,7 @@ impl Pattern {
                 match (part, kind) {
                     (Part::Pkg, PatternKind::Update) => pkgs += 1,
                     (Part::Ver, PatternKind::Update) => vers += 1,
+                    (Part::From, PatternKind::Update) => froms += 1,
                     (Part::File(_), PatternKind::Update) if parts.len() == 1 => files += 1,
                     (Part::File(_), PatternKind::Update) => {
                         return Err(format!(
@@ -130,14 +134,16 @@ impl Pattern {
         {
             return Err("`<script>` must come before `<args>`".into());
         }
-        if pkgs > 1 || vers > 1 || args > 1 || files > 1 {
+        if pkgs > 1 || vers > 1 || args > 1 || files > 1 || froms > 1 {
             return Err(
-                "at most one `<pkg>`, one `<ver>`, one `<file:…>` and one `<args>` per pattern"
+                "at most one `<pkg>`, one `<ver>`, one `<from>`, one `<file:…>` and one `<args>` per pattern"
                     .into(),
             );
         }
-        if vers == 1 && pkgs == 0 {
-            return Err("`<ver>` needs a `<pkg>` to compare with".into());
+        for (count, name) in [(vers, "<ver>"), (froms, "<from>")] {
+            if count == 1 && pkgs == 0 {
+                return Err(format!("`{name}` needs a `<pkg>` to compare with"));
+            }
         }
         Ok(Self {
             source: words.join(" "),
@@ -180,6 +186,7 @@ fn parse_parts(word: &str) -> Result<Vec<Part>, String> {
             let part = match name {
                 "pkg" => Part::Pkg,
                 "ver" => Part::Ver,
+                "from" => Part::From,
                 "script" => Part::Script,
                 other => match other.strip_prefix("file:") {
                     Some(glob) => Part::File(file::parse_glob(glob)?),
@@ -188,7 +195,7 @@ fn parse_parts(word: &str) -> Result<Vec<Part>, String> {
             };
             if matches!(
                 parts.last(),
-                Some(Part::Pkg | Part::Ver | Part::File(_) | Part::Script)
+                Some(Part::Pkg | Part::Ver | Part::From | Part::File(_) | Part::Script)
             ) {
                 return Err(format!(
                     "placeholders in `{word}` must be separated by literal text"
@@ -214,6 +221,8 @@ fn parse_parts(word: &str) -> Result<Vec<Part>, String> {
 pub trait Placeholders {
     fn package(&self, name: &str) -> Result<(), Refusal>;
     fn version(&self, package: &str, version: &str) -> Result<(), Refusal>;
+    /// `version` must be the package's declared `from`.
+    fn declared_from(&self, package: &str, version: &str) -> Result<(), Refusal>;
 }
 
 /// What an update command bound.
@@ -221,6 +230,8 @@ pub trait Placeholders {
 pub struct Bound {
     pub package: Option<String>,
     pub version: Option<String>,
+    /// The version bound to `<from>`.
+    pub from: Option<String>,
     /// The path bound to `<file:…>`.
     pub file: Option<String>,
 }
@@ -374,6 +385,7 @@ fn render(parts: &[Part]) -> String {
             Part::Lit(l) => l.clone(),
             Part::Pkg => "<pkg>".into(),
             Part::Ver => "<ver>".into(),
+            Part::From => "<from>".into(),
             Part::File(glob) => format!("<file:{glob}>"),
             Part::Script => "<script>".into(),
         })
@@ -439,6 +451,11 @@ fn bind(
                 let package = bound.package.as_deref().unwrap_or_default();
                 check.version(package, value)?;
                 bound.version = Some((*value).to_string());
+            }
+            Part::From => {
+                let package = bound.package.as_deref().unwrap_or_default();
+                check.declared_from(package, value)?;
+                bound.from = Some((*value).to_string());
             }
             Part::File(glob) => {
                 file::check(glob, value)?;

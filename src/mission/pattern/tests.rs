@@ -25,6 +25,13 @@ impl Placeholders for Declared {
             )),
         }
     }
+    fn declared_from(&self, _package: &str, version: &str) -> Result<(), Refusal> {
+        if version == "0.8.8" {
+            Ok(())
+        } else {
+            Err(Refusal::new(Code::CommandFromMismatch, version.to_string()))
+        }
+    }
 }
 
 fn words(s: &str) -> Vec<String> {
@@ -75,7 +82,7 @@ fn pattern_parse_refuses_ambiguous_or_misplaced_placeholders() {
         ),
         (
             "pip-compile <file:a*.in> <file:b*.in>",
-            "at most one `<pkg>`, one `<ver>`, one `<file:…>` and one `<args>` per pattern",
+            "at most one `<pkg>`, one `<ver>`, one `<from>`, one `<file:…>` and one `<args>` per pattern",
         ),
         (
             "pip-compile <file:../*.in>",
@@ -110,6 +117,43 @@ fn exact_match_binds_package_and_version() {
         .match_update(&words("npm install @types/node@20.1.0"), &decl)
         .unwrap();
     assert_eq!(b.package.as_deref(), Some("@types/node"));
+}
+
+/// The form cargo asks for when a lock holds two versions of a crate: `-p <pkg>@<from>`.
+#[test]
+fn a_from_placeholder_binds_the_declared_from() {
+    let decl = Declared(&[("regex-syntax", "0.8.12")]);
+    let p = update("cargo update -p <pkg>@<from> --precise <ver>");
+    assert_eq!(p.update_placeholders(), ["<pkg>", "<ver>", "<from>"]);
+    let b = p
+        .match_update(
+            &words("cargo update -p regex-syntax@0.8.8 --precise 0.8.12"),
+            &decl,
+        )
+        .unwrap();
+    assert_eq!(
+        (
+            b.package.as_deref(),
+            b.from.as_deref(),
+            b.version.as_deref()
+        ),
+        (Some("regex-syntax"), Some("0.8.8"), Some("0.8.12"))
+    );
+    assert_eq!(
+        p.fill(&b).unwrap().join(" "),
+        "cargo update -p regex-syntax@0.8.8 --precise 0.8.12"
+    );
+    let wrong = p
+        .match_update(
+            &words("cargo update -p regex-syntax@0.6.29 --precise 0.8.12"),
+            &decl,
+        )
+        .unwrap_err();
+    assert_eq!(wrong.refusal.code, Code::CommandFromMismatch);
+    assert_eq!(
+        Pattern::parse("cargo update -p x@<from>", PatternKind::Update),
+        Err("`<from>` needs a `<pkg>` to compare with".to_string())
+    );
 }
 
 #[test]

@@ -51,14 +51,14 @@ fn landed(number: u64) -> Outcome {
 fn splits_keep_the_commands_of_their_package_and_the_shared_ones() {
     let a = create_mr(&["@x/a", "b"], FallbackStrategy::Individual);
     let commands = [command(Some("@x/a")), command(Some("b")), command(None)];
-    let units = split(&a, &commands);
+    let units = split(&a, &commands, None);
     let names: Vec<&str> = units.iter().map(|u| u.branch.as_str()).collect();
     assert_eq!(names, ["quartermaster/deps--x-a", "quartermaster/deps--b"]);
     let texts: Vec<&str> = units[1].commands.iter().map(|c| c.text.as_str()).collect();
     assert_eq!(texts, ["bump b", "bump -"]);
     assert_eq!(
         units[0].title_from(&changes::Verdict::default()),
-        "Bump (@x/a 2)"
+        "Update @x/a to 2"
     );
     assert_eq!(batch(&a, &commands).commands.len(), 3);
 }
@@ -68,7 +68,7 @@ fn a_split_batch_is_explained_by_its_splits() {
     let a = create_mr(&["a", "b"], FallbackStrategy::IndividualOnFailure);
     let commands = [command(Some("a")), command(Some("b"))];
     let mut results = vec![(batch(&a, &commands), Outcome::TestsFailed("red".into()))];
-    let mut splits = split(&a, &commands).into_iter();
+    let mut splits = split(&a, &commands, Some("red".into())).into_iter();
     results.push((splits.next().unwrap(), landed(7)));
     results.push((
         splits.next().unwrap(),
@@ -108,7 +108,7 @@ fn the_last_unit_carrying_an_update_decides_its_fate() {
     let a = create_mr(&["a", "b"], FallbackStrategy::IndividualOnFailure);
     let commands = [command(Some("a")), command(Some("b"))];
     let mut results = vec![(batch(&a, &commands), Outcome::TestsFailed("red".into()))];
-    let mut splits = split(&a, &commands).into_iter();
+    let mut splits = split(&a, &commands, Some("red".into())).into_iter();
     results.push((splits.next().unwrap(), landed(9)));
     let mut report = ActionReport::new(0, ActionType::CreateMr);
     let run = |branch: &str, passed| TestRun {
@@ -140,5 +140,65 @@ fn the_last_unit_carrying_an_update_decides_its_fate() {
     assert_eq!(
         (none[0].branch.clone(), none[0].test),
         (None, Verdict::NotRun)
+    );
+}
+
+#[test]
+fn a_split_title_keeps_the_conventional_prefix_and_states_the_lock() {
+    let mut a = create_mr(
+        &["anyhow", "console"],
+        FallbackStrategy::IndividualOnFailure,
+    );
+    a.title = "chore(deps): update anyhow and console".into();
+    let units = split(&a, &[], Some("the batch failed its tests".into()));
+    let facts = changes::Verdict {
+        updates: vec![changes::UpdateFact {
+            package: "anyhow".into(),
+            ecosystem: None,
+            update_type: UpdateType::Patch,
+            declared_from: "1".into(),
+            declared_to: "2".into(),
+            from: Some("1.0.99".into()),
+            to: Some("1.0.100".into()),
+            reached: true,
+            link: None,
+        }],
+        ..changes::Verdict::default()
+    };
+    assert_eq!(
+        units[0].title_from(&facts),
+        "chore(deps): update anyhow from 1.0.99 to 1.0.100"
+    );
+    assert_eq!(
+        batch(&a, &[]).title_from(&facts),
+        "chore(deps): update anyhow and console"
+    );
+    for (title, prefix) in [
+        ("fix!: x", Some("fix!: ")),
+        ("build(deps-dev): x", Some("build(deps-dev): ")),
+        ("Bump x: now", None),
+        ("chore(a(b)): x", None),
+        ("no prefix", None),
+    ] {
+        assert_eq!(conventional_prefix(title), prefix, "{title}");
+    }
+}
+
+#[test]
+fn fates_say_what_became_of_a_unit() {
+    assert_eq!(fate(&landed(3)), "tests passed; PR #3");
+    assert_eq!(
+        fate(&Outcome::TestsFailed(
+            "`cargo test` failed: exit code 101".into()
+        )),
+        "failed its tests: `cargo test` failed: exit code 101; no PR"
+    );
+    assert_eq!(
+        fate(&Outcome::Unverified(Stop::denied("[change.x] y"))),
+        "denied: [change.x] y; no PR"
+    );
+    assert_eq!(
+        batch_failed(&Outcome::CommandFailed("`x` failed: exit code 1".into())),
+        "a command failed on the batch (`x` failed: exit code 1)"
     );
 }

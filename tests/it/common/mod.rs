@@ -422,7 +422,7 @@ impl Fixture {
         .unwrap()
     }
 
-    fn cargo(&self, dir: &Path, args: &[&str]) {
+    pub fn cargo(&self, dir: &Path, args: &[&str]) {
         succeed(
             std::process::Command::new("cargo")
                 .args(args)
@@ -437,20 +437,42 @@ impl Fixture {
         self.publish_crate(name, version, code, &Crate::default());
     }
 
+    /// [`Fixture::publish`] for a crate depending on `dependencies` (name, requirement).
+    pub fn publish_with(
+        &self,
+        name: &str,
+        version: &str,
+        code: &str,
+        dependencies: &[(&str, &str)],
+    ) {
+        let deps = dependencies
+            .iter()
+            .map(|(dep, req)| (dep.to_string(), req.to_string()))
+            .collect();
+        self.publish_crate(
+            name,
+            version,
+            code,
+            &Crate {
+                deps,
+                ..Crate::default()
+            },
+        );
+    }
+
     /// Adds a crate version with the index line's `pubtime`, dependencies and `yanked` flag.
     pub fn publish_crate(&self, name: &str, version: &str, code: &str, line: &Crate) {
         let work = tempfile::tempdir().unwrap();
         let dir = work.path().join(format!("{name}-{version}"));
         std::fs::create_dir_all(dir.join("src")).unwrap();
+        let requires: String = line
+            .deps
+            .iter()
+            .map(|(dep, req)| format!("{dep} = \"{req}\"\n"))
+            .collect();
         std::fs::write(
             dir.join("Cargo.toml"),
-            format!(
-                "[package]\nname = \"{name}\"\nversion = \"{version}\"\nedition = \"2021\"\n\n[dependencies]\n{}",
-                line.deps
-                    .iter()
-                    .map(|(dep, req)| format!("{dep} = \"{req}\"\n"))
-                    .collect::<String>()
-            ),
+            format!("[package]\nname = \"{name}\"\nversion = \"{version}\"\nedition = \"2021\"\n\n[dependencies]\n{requires}"),
         )
         .unwrap();
         std::fs::write(dir.join("src/lib.rs"), code).unwrap();

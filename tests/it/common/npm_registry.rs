@@ -11,20 +11,24 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-/// A version's tarball, the `dist` the packument gives for it, when it was published and its
-/// deprecation message.
+/// A version's tarball, the `dist` the packument gives for it, its dependencies, when it was
+/// published and its deprecation message.
 struct Release {
     tarball: Vec<u8>,
     dist: Value,
+    dependencies: Map<String, Value>,
     time: String,
     deprecated: Option<String>,
 }
+
+/// Every package served, by name, with its releases by version.
+type Packages = BTreeMap<String, BTreeMap<String, Release>>;
 
 pub struct NpmRegistry {
     /// `http://127.0.0.1:PORT/`, the registry URL npm is given.
     pub url: String,
     name: String,
-    releases: Arc<Mutex<BTreeMap<String, Release>>>,
+    releases: Arc<Mutex<Packages>>,
     /// The paths requested, in order.
     pub requests: Arc<Mutex<Vec<String>>>,
     /// The `Authorization` header of each request that had one.
@@ -52,7 +56,6 @@ impl NpmRegistry {
         let authorizations: Arc<Mutex<Vec<String>>> = Arc::default();
         let (srv, served, seen) = (server.clone(), releases.clone(), requests.clone());
         let authorized = authorizations.clone();
-        let package = name.to_string();
         std::thread::spawn(move || {
             for request in srv.incoming_requests() {
                 seen.lock().unwrap().push(request.url().to_string());
@@ -63,7 +66,7 @@ impl NpmRegistry {
                 if let Some(header) = auth {
                     authorized.lock().unwrap().push(header.value.to_string());
                 }
-                let response = answer(&package, &served.lock().unwrap(), request.url());
+                let response = answer(&served.lock().unwrap(), request.url());
                 let _ = request.respond(response);
             }
         });
@@ -86,15 +89,38 @@ impl NpmRegistry {
     /// Deprecates `version` with `message`, as `npm deprecate` does.
     pub fn deprecate(&self, version: &str, message: &str) {
         let mut releases = self.releases.lock().unwrap();
-        releases.get_mut(version).unwrap().deprecated = Some(message.to_string());
+        let release = releases.get_mut(&self.name).unwrap().get_mut(version);
+        release.unwrap().deprecated = Some(message.to_string());
     }
 
     /// Publishes `version` at `time` (RFC 3339), the packument's `time[version]`.
     pub fn publish_at(&self, version: &str, time: &str) {
+        self.publish_package_at(&self.name, version, &[], time);
+    }
+
+    /// Publishes `version` of the package `name` (served besides the first), long ago,
+    /// depending on `dependencies` (name, range).
+    pub fn publish_package(&self, name: &str, version: &str, dependencies: &[(&str, &str)]) {
+        self.publish_package_at(name, version, dependencies, super::LONG_AGO);
+    }
+
+    /// [`NpmRegistry::publish_package`] at `time` (RFC 3339).
+    pub fn publish_package_at(
+        &self,
+        name: &str,
+        version: &str,
+        dependencies: &[(&str, &str)],
+        time: &str,
+    ) {
+        let dependencies: Map<String, Value> = dependencies
+            .iter()
+            .map(|(n, range)| (n.to_string(), json!(range)))
+            .collect();
         let work = tempfile::tempdir().unwrap();
         let package = work.path().join("package");
         std::fs::create_dir_all(&package).unwrap();
-        let manifest = json!({"name": self.name, "version": version, "main": "index.js"});
+        let manifest = json!({"name": name, "version": version, "main": "index.js",
+            "dependencies": dependencies});
         std::fs::write(package.join("package.json"), manifest.to_string()).unwrap();
         std::fs::write(
             package.join("index.js"),
@@ -107,19 +133,22 @@ impl NpmRegistry {
             "sha512-{}",
             base64::engine::general_purpose::STANDARD.encode(Sha512::digest(&tarball).as_slice())
         );
-        let file = format!("{}-{version}.tgz", self.name);
+        let file = format!("{name}-{version}.tgz");
         let dist = json!({
-            "tarball": format!("{}{}/-/{file}", self.url, self.name),
+            "tarball": format!("{}{name}/-/{file}", self.url),
             "integrity": integrity,
         });
         let mut releases = self.releases.lock().unwrap();
-        let release = Release {
-            tarball,
-            dist,
-            time: time.to_string(),
-            deprecated: None,
-        };
-        releases.insert(version.to_string(), release);
+        releases.entry(name.to_string()).or_default().insert(
+            version.to_string(),
+            Release {
+                tarball,
+                dist,
+                dependencies,
+                time: time.to_string(),
+                deprecated: None,
+            },
+        );
     }
 }
 
@@ -131,13 +160,17 @@ impl Drop for NpmRegistry {
 
 /// The packument at `/<name>`, a tarball at `/<name>/-/<name>-<version>.tgz`, 404 otherwise
 /// (npm's audit and other endpoints included).
-fn answer(
-    name: &str,
-    releases: &BTreeMap<String, Release>,
-    url: &str,
-) -> tiny_http::Response<std::io::Cursor<Vec<u8>>> {
+fn answer(packages: &Packages, url: &str) -> tiny_http::Response<std::io::Cursor<Vec<u8>>> {
     let path = url.split('?').next().unwrap_or_default();
-    if path == format!("/{name}") && !releases.is_empty() {
+    let name = path
+        .trim_start_matches('/')
+        .split("/-/")
+        .next()
+        .unwrap_or_default();
+    let Some(releases) = packages.get(name).filter(|r| !r.is_empty()) else {
+        return tiny_http::Response::from_data(b"not found".to_vec()).with_status_code(404);
+    };
+    if path == format!("/{name}") {
         let body = packument(name, releases).to_string().into_bytes();
         let json = tiny_http::Header::from_bytes("Content-Type", "application/json").unwrap();
         return tiny_http::Response::from_data(body).with_header(json);
@@ -154,12 +187,12 @@ fn answer(
 
 fn packument(name: &str, releases: &BTreeMap<String, Release>) -> Value {
     let mut versions = Map::new();
-    let mut time = Map::new();
     let mut latest = semver::Version::new(0, 0, 0);
+    let mut time = Map::new();
     for (version, release) in releases {
         latest = latest.max(version.parse().unwrap());
-        let mut doc =
-            json!({"name": name, "version": version, "main": "index.js", "dist": release.dist});
+        let mut doc = json!({"name": name, "version": version, "main": "index.js",
+            "dist": release.dist, "dependencies": release.dependencies});
         if let Some(message) = &release.deprecated {
             doc["deprecated"] = json!(message);
         }

@@ -1,5 +1,6 @@
-//! A PyPI stand-in on loopback for tests: a PEP 503 simple index of one project over HTTP, with
-//! wheels built on the spot, so that uv, pip-compile and poetry resolve with no network. Links
+//! A PyPI stand-in on loopback for tests: a PEP 503 simple index of a project (and of any other
+//! one published besides) over HTTP, with wheels built on the spot, so that uv, pip-compile and
+//! poetry resolve with no network. Links
 //! carry `#sha256=` so that locks record hashes. Beside it, PyPI's JSON API
 //! (`/pypi/<name>/<version>/json`) gives each wheel's `upload_time_iso_8601` and the release's
 //! `yanked` flag. Versions are published while it runs, as a release appears after a lock file
@@ -12,8 +13,8 @@ use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::sync::{Arc, Mutex};
 
-/// Version -> its upload time and, when yanked, the reason.
-type Releases = BTreeMap<String, (String, Option<String>)>;
+/// (Project, version) -> its upload time and, when yanked, the reason.
+type Releases = BTreeMap<(String, String), (String, Option<String>)>;
 
 pub struct PypiIndex {
     /// `http://127.0.0.1:PORT/simple`, the index URL the tools are given.
@@ -21,10 +22,10 @@ pub struct PypiIndex {
     name: String,
     /// Wheel file name -> its bytes.
     wheels: Arc<Mutex<BTreeMap<String, Vec<u8>>>>,
-    /// Version -> its upload time and, when yanked, the reason.
-    releases: Arc<Mutex<Releases>>,
     /// The paths requested, in order.
     pub requests: Arc<Mutex<Vec<String>>>,
+    /// (Project, version) -> its upload time and, when yanked, the reason.
+    releases: Arc<Mutex<Releases>>,
     server: Arc<tiny_http::Server>,
 }
 
@@ -34,17 +35,16 @@ impl PypiIndex {
         let server = Arc::new(tiny_http::Server::http("127.0.0.1:0").unwrap());
         let url = format!("http://{}/simple", server.server_addr().to_ip().unwrap());
         let wheels = Arc::new(Mutex::new(BTreeMap::new()));
-        let releases: Arc<Mutex<Releases>> = Arc::default();
         let requests = Arc::new(Mutex::new(Vec::new()));
+        let releases: Arc<Mutex<Releases>> = Arc::default();
         let (srv, served, seen) = (server.clone(), wheels.clone(), requests.clone());
         let dated = releases.clone();
-        let project = name.to_string();
         std::thread::spawn(move || {
             for request in srv.incoming_requests() {
                 seen.lock().unwrap().push(request.url().to_string());
-                let response = match json_api(&project, &dated.lock().unwrap(), request.url()) {
+                let response = match json_api(&dated.lock().unwrap(), request.url()) {
                     Some(response) => response,
-                    None => answer(&project, &served.lock().unwrap(), request.url()),
+                    None => answer(&served.lock().unwrap(), request.url()),
                 };
                 let _ = request.respond(response);
             }
@@ -53,8 +53,8 @@ impl PypiIndex {
             url,
             name: name.to_string(),
             wheels,
-            releases,
             requests,
+            releases,
             server,
         }
     }
@@ -67,17 +67,32 @@ impl PypiIndex {
 
     /// Publishes `version`, uploaded at `time` (RFC 3339).
     pub fn publish_at(&self, version: &str, time: &str) {
-        let file = format!("{}-{version}-py3-none-any.whl", self.name);
-        let bytes = wheel(&self.name, version);
+        self.publish_project_at(&self.name, version, &[], time);
+    }
+
+    /// Publishes `version` of the project `name` (served besides the first; the same kind of
+    /// name), long ago, which requires `requires` (PEP 508 requirements).
+    pub fn publish_project(&self, name: &str, version: &str, requires: &[&str]) {
+        self.publish_project_at(name, version, requires, super::LONG_AGO);
+    }
+
+    /// [`PypiIndex::publish_project`], uploaded at `time` (RFC 3339).
+    pub fn publish_project_at(&self, name: &str, version: &str, requires: &[&str], time: &str) {
+        let file = format!("{name}-{version}-py3-none-any.whl");
+        let bytes = wheel(name, version, requires);
         self.wheels.lock().unwrap().insert(file, bytes);
-        let mut releases = self.releases.lock().unwrap();
-        releases.insert(version.to_string(), (time.to_string(), None));
+        let key = (name.to_string(), version.to_string());
+        self.releases
+            .lock()
+            .unwrap()
+            .insert(key, (time.to_string(), None));
     }
 
     /// Yanks `version` with `reason` (PEP 592): the JSON API says so.
     pub fn yank(&self, version: &str, reason: &str) {
         let mut releases = self.releases.lock().unwrap();
-        releases.get_mut(version).unwrap().1 = Some(reason.to_string());
+        let key = (self.name.clone(), version.to_string());
+        releases.get_mut(&key).unwrap().1 = Some(reason.to_string());
     }
 
     /// Whether a tool downloaded the wheel of `version`.
@@ -102,8 +117,12 @@ fn sha256_hex(bytes: &[u8]) -> String {
 }
 
 /// A wheel (a zip) with the module, METADATA, WHEEL and the RECORD of them all.
-fn wheel(name: &str, version: &str) -> Vec<u8> {
+fn wheel(name: &str, version: &str, requires: &[&str]) -> Vec<u8> {
     let info = format!("{name}-{version}.dist-info");
+    let requires: String = requires
+        .iter()
+        .map(|r| format!("Requires-Dist: {r}\n"))
+        .collect();
     let files = [
         (
             format!("{name}/__init__.py"),
@@ -111,7 +130,7 @@ fn wheel(name: &str, version: &str) -> Vec<u8> {
         ),
         (
             format!("{info}/METADATA"),
-            format!("Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"),
+            format!("Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n{requires}"),
         ),
         (
             format!("{info}/WHEEL"),
@@ -138,34 +157,9 @@ fn wheel(name: &str, version: &str) -> Vec<u8> {
     zip.finish().unwrap().into_inner()
 }
 
-/// PyPI's JSON API for one release: `/pypi/<name>/<version>/json`; `None` for any other path.
-fn json_api(
-    name: &str,
-    releases: &Releases,
-    url: &str,
-) -> Option<tiny_http::Response<std::io::Cursor<Vec<u8>>>> {
-    let path = url.split('?').next().unwrap_or_default();
-    let rest = path.strip_prefix(&format!("/pypi/{name}/"))?;
-    let version = rest.strip_suffix("/json")?;
-    let Some((time, yanked)) = releases.get(version) else {
-        return Some(
-            tiny_http::Response::from_data(b"{\"message\": \"Not Found\"}".to_vec())
-                .with_status_code(404),
-        );
-    };
-    let file = format!("{name}-{version}-py3-none-any.whl");
-    let body = serde_json::json!({
-        "info": {"name": name, "version": version, "yanked": yanked.is_some(), "yanked_reason": yanked},
-        "urls": [{"filename": file, "packagetype": "bdist_wheel", "upload_time_iso_8601": time, "yanked": yanked.is_some()}],
-    });
-    let kind = tiny_http::Header::from_bytes("Content-Type", "application/json").unwrap();
-    Some(tiny_http::Response::from_data(body.to_string().into_bytes()).with_header(kind))
-}
-
-/// The index at `/simple/`, the project page at `/simple/<name>/` (links with `#sha256=`), the
-/// wheels at `/files/<file>`, 404 otherwise.
+/// The index at `/simple/`, each project's page at `/simple/<name>/` (links with `#sha256=`),
+/// the wheels at `/files/<file>`, 404 otherwise.
 fn answer(
-    name: &str,
     wheels: &BTreeMap<String, Vec<u8>>,
     url: &str,
 ) -> tiny_http::Response<std::io::Cursor<Vec<u8>>> {
@@ -175,14 +169,23 @@ fn answer(
         let kind = tiny_http::Header::from_bytes("Content-Type", "text/html").unwrap();
         tiny_http::Response::from_data(page.into_bytes()).with_header(kind)
     };
+    // Project names hold no `-`: a wheel's file name starts with its project's and a `-`.
+    let project = |file: &str| file.split('-').next().unwrap_or_default().to_string();
     if matches!(path, "/simple" | "/simple/") {
-        return html(format!("<a href=\"/simple/{name}/\">{name}</a>\n"));
+        let names: std::collections::BTreeSet<String> = wheels.keys().map(|f| project(f)).collect();
+        let links: String = names
+            .iter()
+            .map(|name| format!("<a href=\"/simple/{name}/\">{name}</a>\n"))
+            .collect();
+        return html(links);
     }
-    if matches!(path.strip_prefix("/simple/"), Some(rest) if rest.trim_end_matches('/') == name)
-        && !wheels.is_empty()
-    {
+    let page = path
+        .strip_prefix("/simple/")
+        .map(|rest| rest.trim_end_matches('/').to_string());
+    if let Some(name) = page.filter(|n| wheels.keys().any(|f| project(f) == *n)) {
         let links: String = wheels
             .iter()
+            .filter(|(file, _)| project(file) == name)
             .map(|(file, bytes)| {
                 format!(
                     "<a href=\"/files/{file}#sha256={}\">{file}</a><br/>\n",
@@ -247,4 +250,28 @@ impl Fixture {
             .env("UV_PYTHON_DOWNLOADS", "never");
         command
     }
+}
+
+/// PyPI's JSON API for one release: `/pypi/<name>/<version>/json`; `None` for any other path.
+fn json_api(
+    releases: &Releases,
+    url: &str,
+) -> Option<tiny_http::Response<std::io::Cursor<Vec<u8>>>> {
+    let path = url.split('?').next().unwrap_or_default();
+    let rest = path.strip_prefix("/pypi/")?.strip_suffix("/json")?;
+    let (name, version) = rest.split_once('/')?;
+    let key = (name.to_string(), version.to_string());
+    let Some((time, yanked)) = releases.get(&key) else {
+        return Some(
+            tiny_http::Response::from_data(b"{\"message\": \"Not Found\"}".to_vec())
+                .with_status_code(404),
+        );
+    };
+    let file = format!("{name}-{version}-py3-none-any.whl");
+    let body = serde_json::json!({
+        "info": {"name": name, "version": version, "yanked": yanked.is_some(), "yanked_reason": yanked},
+        "urls": [{"filename": file, "packagetype": "bdist_wheel", "upload_time_iso_8601": time, "yanked": yanked.is_some()}],
+    });
+    let kind = tiny_http::Header::from_bytes("Content-Type", "application/json").unwrap();
+    Some(tiny_http::Response::from_data(body.to_string().into_bytes()).with_header(kind))
 }
