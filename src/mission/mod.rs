@@ -35,6 +35,7 @@
 mod commands;
 mod files;
 pub mod grammar;
+mod install;
 pub mod paths;
 pub mod pattern;
 mod runners;
@@ -43,6 +44,7 @@ mod workspace;
 
 pub use commands::CommandMatch;
 pub use files::FilePolicy;
+pub use install::{Condition, InstallCommand, InstallPlace};
 pub use paths::{PathArg, PathRole};
 pub use runners::TestCommand;
 pub use update::{RunsError, RunsProblem, UpdateCommand};
@@ -109,12 +111,16 @@ pub struct Mission {
     pub origin: String,
 }
 
-/// An ecosystem's grammars and allowed update commands (its files are in [`Mission::files`]).
+/// An ecosystem's grammars, allowed update commands and frozen install (its files are in
+/// [`Mission::files`]).
 #[derive(Debug, Clone)]
 pub struct Ecosystem {
     pub packages: PackageGrammar,
     pub versions: VersionGrammar,
     pub commands: Vec<UpdateCommand>,
+    /// What builds a unit's test environment from the committed files, in order; none leaves the
+    /// committed files as they are.
+    pub install: Vec<InstallCommand>,
 }
 
 #[derive(Deserialize)]
@@ -138,6 +144,9 @@ struct EcosystemFile {
     #[serde(default)]
     maintenance: Vec<update::CommandFile>,
     files: Vec<String>,
+    /// The frozen install that builds the tests' environment from the committed files.
+    #[serde(default)]
+    install: Vec<install::InstallFile>,
 }
 
 #[derive(Deserialize)]
@@ -152,6 +161,9 @@ struct TestRunnersFile {
 #[serde(deny_unknown_fields)]
 struct TestCommandFile {
     pattern: String,
+    /// What executes for a command of this form, when it differs.
+    #[serde(default)]
+    runs: Option<String>,
     #[serde(default)]
     flags: Vec<String>,
     #[serde(default)]
@@ -248,12 +260,19 @@ impl Mission {
             files
                 .insert(&eco, &spec.files)
                 .map_err(|e| invalid(format!("ecosystem `{eco}`, files: {e}")))?;
+            let install = spec
+                .install
+                .iter()
+                .map(InstallCommand::compile)
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| invalid(format!("ecosystem `{eco}`, install: {e}")))?;
             ecosystems.insert(
                 eco,
                 Ecosystem {
                     packages: spec.packages,
                     versions: spec.versions,
                     commands,
+                    install,
                 },
             );
         }
