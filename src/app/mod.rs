@@ -228,6 +228,7 @@ fn settings(config: &RunConfig, scratch: &std::path::Path) -> Settings {
         draft: config.draft,
         allow_mentions: config.allow_mentions,
         child_env,
+        extra_env: config.extra_env.clone(),
         secrets: secret_forms(config),
         registry_hosts: config.registry_hosts.clone(),
         scratch: scratch.to_path_buf(),

@@ -1,7 +1,8 @@
 //! Building a unit's branch: the slot's workspace at the base (reset, not checked out anew), the
 //! update commands, the verification of what they changed (dependency files only, as declared), a
-//! commit, and the test command. Every command runs in the cell: its own HOME and tool
-//! configuration, out of reach of Quartermaster's files, and nothing outlives it.
+//! commit, the tests' environment built from the committed files ([`super::environment`]), and
+//! the test command. Every command runs in a cell: its own HOME and tool configuration, out of
+//! reach of Quartermaster's files, and nothing outlives it.
 
 use super::project::check_project;
 use super::stop::Stop;
@@ -123,14 +124,22 @@ impl Worker<'_> {
             if commit.files.len() == 1 { "" } else { "s" }
         ));
         tracing::debug!(ms = millis(lap.elapsed()), "verified and committed");
+        // The update commands' unit ends; the tests get a fresh one, on the committed files.
+        drop(cell);
+        let tested =
+            match self.test_environment(unit, &commit, (&env, &before, &dir), test, report)? {
+                Ok(tested) => tested,
+                Err(why) => return Ok(Built::InstallFailed(why)),
+            };
+        let root = self.workspace.as_ref().map(|w| w.root().to_path_buf());
         // Validation saw the test command's paths as text; now they exist, in this workspace.
-        crate::mission::check_test_paths(test, workspace.root(), &dir).map_err(|r| {
+        crate::mission::check_test_paths(test, &root.unwrap_or_default(), &dir).map_err(|r| {
             Stop::denied(format!(
                 "[{}] test command is not allowed: {}",
                 r.code, r.message
             ))
         })?;
-        match self.run_tests((&cell, &env), unit, test, &dir, report)? {
+        match self.run_tests((&tested.cell, &tested.env), unit, test, &dir, report)? {
             None => Ok(Built::Ready(commit, Box::new(facts))),
             Some(why) => Ok(Built::TestsFailed(why)),
         }
@@ -192,6 +201,7 @@ impl Worker<'_> {
             if !ok {
                 self.progress.failure_output(&outcome.output_tail);
             }
+            let warnings = super::warnings::resolver_warnings(&outcome.output_tail);
             let process = ProcessRecord::of(outcome);
             let failed = (!ok).then(|| format!("`{}` failed: {}", command.text, process.result));
             report.commands.push(CommandRecord {
@@ -199,6 +209,7 @@ impl Worker<'_> {
                 branch: unit.branch.clone(),
                 ok,
                 process,
+                warnings,
             });
             if failed.is_some() {
                 return Ok(failed);

@@ -5,7 +5,7 @@ use super::Worker;
 use super::build::Job;
 use super::digest::{self, BuildInputs};
 use super::stop::{Done, Stop};
-use super::text::PrBody;
+use super::text::{PrBody, tested_with};
 use super::unit::{self, Built, Outcome, Unit};
 use crate::forge::{PullRequest, State};
 use crate::markdown;
@@ -41,7 +41,10 @@ impl<'a> Worker<'a> {
                 // another), is split: each update gets its chance alone.
                 let red = matches!(
                     outcome,
-                    Outcome::TestsFailed(_) | Outcome::CommandFailed(_) | Outcome::Unverified(_)
+                    Outcome::TestsFailed(_)
+                        | Outcome::CommandFailed(_)
+                        | Outcome::Unverified(_)
+                        | Outcome::InstallFailed(_)
                 ) && a.updates.len() > 1;
                 let why = unit::batch_failure(&outcome);
                 results.push((batch, outcome));
@@ -107,6 +110,7 @@ impl<'a> Worker<'a> {
                 description: Some(&a.description),
                 labels: &a.labels,
                 toolchain_policy: self.settings.toolchain_policy,
+                install: self.install_sources(unit),
             }
             .digest(),
         };
@@ -121,6 +125,7 @@ impl<'a> Worker<'a> {
             Ok(Built::NoChanges) => return Outcome::NoChanges,
             Ok(Built::CommandFailed(why)) => return Outcome::CommandFailed(why),
             Ok(Built::Unverified(stop)) => return Outcome::Unverified(stop),
+            Ok(Built::InstallFailed(why)) => return Outcome::InstallFailed(why),
             Ok(Built::TestsFailed(why)) => return Outcome::TestsFailed(why),
             Err(stop) => return Outcome::Refused(stop),
         };
@@ -133,6 +138,7 @@ impl<'a> Worker<'a> {
         }
         let title = markdown::one_line(&unit.title_from(&facts), self.settings.allow_mentions);
         let toolchains = report.toolchains_of(&unit.branch);
+        let (installs, warnings) = tested_with(report, &unit.branch);
         let body = PrBody {
             description: &a.description,
             facts: &facts,
@@ -141,6 +147,8 @@ impl<'a> Worker<'a> {
             branch: &unit.branch,
             allow_mentions: self.settings.allow_mentions,
             toolchains: &toolchains,
+            installs: &installs,
+            warnings: &warnings,
         }
         .render();
         let body = digest::mark(&body, &digest::marker(&job.build, base));

@@ -19,12 +19,15 @@ pub struct BuildInputs<'a> {
     pub labels: &'a [String],
     /// A unit built under `warn` is built anew under `fail`, and so checked.
     pub toolchain_policy: crate::toolchain::Policy,
+    /// The frozen install of the unit's ecosystems, as the mission writes it: the tests ran on
+    /// what it built.
+    pub install: Vec<&'a str>,
 }
 
 impl BuildInputs<'_> {
     /// The build's digest: Quartermaster's version, the mission, the updates, the argv of every
-    /// command and of the test, the working directory, the title, description and labels, and
-    /// the toolchain policy.
+    /// command and of the test, the working directory, the title, description and labels, the
+    /// toolchain policy and the frozen install.
     pub fn digest(&self) -> String {
         let commands: Vec<(&str, &[String])> = self
             .unit
@@ -44,6 +47,7 @@ impl BuildInputs<'_> {
             "description": self.description,
             "labels": self.labels,
             "toolchain_policy": format!("{:?}", self.toolchain_policy),
+            "install": self.install,
         });
         let hash = Sha256::digest(canonical.to_string().as_bytes());
         let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();

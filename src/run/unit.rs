@@ -47,6 +47,8 @@ pub enum Built {
     CommandFailed(String),
     /// The lock files do not show what the plan declared, or show what it did not.
     Unverified(Stop),
+    /// The frozen install of the committed files failed, or left out the test's runner.
+    InstallFailed(String),
     TestsFailed(String),
 }
 
@@ -59,6 +61,7 @@ pub enum Outcome {
     Refused(Stop),
     CommandFailed(String),
     Unverified(Stop),
+    InstallFailed(String),
     TestsFailed(String),
 }
 
@@ -189,6 +192,7 @@ pub fn batch_failure(outcome: &Outcome) -> &'static str {
     match outcome {
         Outcome::CommandFailed(_) => "a command failed on the batch",
         Outcome::Unverified(_) => "the batch's lock files do not show what it declared",
+        Outcome::InstallFailed(_) => "the batch's committed lock files do not install",
         _ => "the batch failed its tests",
     }
 }
@@ -236,6 +240,7 @@ fn describe(outcome: &Outcome) -> (Option<Status>, String) {
             (Some(stop.status), stop.reason.clone())
         }
         Outcome::CommandFailed(why) => (Some(Status::Failed), why.clone()),
+        Outcome::InstallFailed(why) => (Some(Status::Failed), format!("{why}; no PR")),
         Outcome::TestsFailed(why) => (Some(Status::Failed), format!("{why}; no PR")),
     }
 }

@@ -47,6 +47,7 @@ impl<'a> Worker<'a> {
                 description: a.description.as_deref(),
                 labels: a.labels.as_deref().unwrap_or(&[]),
                 toolchain_policy: self.settings.toolchain_policy,
+                install: self.install_sources(&unit),
             }
             .digest(),
         };
@@ -131,6 +132,12 @@ impl<'a> Worker<'a> {
                 )));
             }
             Built::CommandFailed(why) => return Err(Stop::failed(why)),
+            Built::InstallFailed(why) => {
+                return Err(Stop::failed(format!(
+                    "{why}; PR #{} was left as it was",
+                    pr.number
+                )));
+            }
             Built::TestsFailed(why) => {
                 return Err(Stop::failed(format!(
                     "{why}; PR #{} was left as it was",
@@ -146,6 +153,7 @@ impl<'a> Worker<'a> {
         }
         // Without a new description the PR keeps its body, with the new build recorded.
         let toolchains = report.toolchains_of(&a.branch);
+        let (installs, warnings) = super::text::tested_with(report, &a.branch);
         let body = match a.description.as_deref() {
             Some(description) => PrBody {
                 description,
@@ -155,6 +163,8 @@ impl<'a> Worker<'a> {
                 branch: &a.branch,
                 allow_mentions: self.settings.allow_mentions,
                 toolchains: &toolchains,
+                installs: &installs,
+                warnings: &warnings,
             }
             .render(),
             None => pr.body.clone(),

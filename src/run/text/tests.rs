@@ -48,6 +48,8 @@ fn body(facts: &Verdict, description: &str) -> String {
         branch: "quartermaster/x",
         allow_mentions: false,
         toolchains: &[],
+        installs: &[],
+        warnings: &[],
     }
     .render()
 }
@@ -208,6 +210,8 @@ fn a_pr_body_lists_the_declared_toolchains() {
         branch: "quartermaster/x",
         allow_mentions: false,
         toolchains: &checks,
+        installs: &[],
+        warnings: &[],
     }
     .render();
     assert!(
@@ -220,4 +224,32 @@ fn a_pr_body_lists_the_declared_toolchains() {
         "{text}"
     );
     assert!(!body(&facts, "Bump.").contains("Toolchains"));
+}
+
+#[test]
+fn a_pr_body_says_its_tests_ran_on_a_frozen_install_and_shows_resolver_warnings() {
+    let facts = Verdict {
+        updates: vec![fact("typescript", ("6.0.2", "6.1.0"), ("6.0.2", "6.1.0"))],
+        ..Verdict::default()
+    };
+    let warnings = [Warned {
+        command: "npm install typescript@6.1.0".into(),
+        warnings: vec![
+            "npm warn ERESOLVE overriding peer dependency\nnpm warn While resolving: app@1.0.0"
+                .into(),
+        ],
+    }];
+    let text = PrBody {
+        description: "Minor release.",
+        facts: &facts,
+        test_command: "npm test",
+        working_dir: None,
+        branch: "quartermaster/typescript",
+        allow_mentions: false,
+        toolchains: &[],
+        installs: &["npm ci".to_string()],
+        warnings: &warnings,
+    }
+    .render();
+    insta::assert_snapshot!("pr_body_frozen_install", text);
 }
