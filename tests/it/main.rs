@@ -17,6 +17,7 @@ mod engine;
 mod explain;
 mod facts;
 mod fleet;
+mod frozen;
 mod github;
 mod gitlab;
 mod golden;

@@ -1,7 +1,8 @@
-//! An npm registry stand-in on loopback for tests: one package's packument and its tarballs over
-//! HTTP, built on the spot, so that npm, yarn, pnpm and bun resolve and install with no network
-//! (pnpm and bun ask for the abbreviated packument but take the full one). Versions are published
-//! while it runs, as a release appears after a lock file was written.
+//! An npm registry stand-in on loopback for tests: packuments and tarballs over HTTP, built on the
+//! spot, so that npm, yarn, pnpm and bun resolve and install with no network (pnpm and bun ask for
+//! the abbreviated packument but take the full one). It serves one package, or a set of them
+//! with their dependencies and peer dependencies. Versions are published while it runs, as a
+//! release appears after a lock file was written.
 
 use super::{Fixture, sh, succeed};
 use base64::Engine as _;
@@ -11,17 +12,20 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-/// A version's tarball and the `dist` the packument gives for it.
+/// A version's tarball and the manifest the packument gives for it (with its `dist`).
 struct Release {
     tarball: Vec<u8>,
-    dist: Value,
+    manifest: Value,
 }
+
+/// Package name -> version -> release.
+type Releases = BTreeMap<String, BTreeMap<String, Release>>;
 
 pub struct NpmRegistry {
     /// `http://127.0.0.1:PORT/`, the registry URL npm is given.
     pub url: String,
     name: String,
-    releases: Arc<Mutex<BTreeMap<String, Release>>>,
+    releases: Arc<Mutex<Releases>>,
     /// The paths requested, in order.
     pub requests: Arc<Mutex<Vec<String>>>,
     server: Arc<tiny_http::Server>,
@@ -45,11 +49,10 @@ impl NpmRegistry {
         let releases = Arc::new(Mutex::new(BTreeMap::new()));
         let requests = Arc::new(Mutex::new(Vec::new()));
         let (srv, served, seen) = (server.clone(), releases.clone(), requests.clone());
-        let package = name.to_string();
         std::thread::spawn(move || {
             for request in srv.incoming_requests() {
                 seen.lock().unwrap().push(request.url().to_string());
-                let response = answer(&package, &served.lock().unwrap(), request.url());
+                let response = answer(&served.lock().unwrap(), request.url());
                 let _ = request.respond(response);
             }
         });
@@ -65,29 +68,50 @@ impl NpmRegistry {
     /// Publishes `version`: a tarball with `package/package.json` and an `index.js` that exports
     /// the version.
     pub fn publish(&self, version: &str) {
+        self.publish_package(&self.name.clone(), version, json!({}));
+    }
+
+    /// Publishes `version` of `name`, whose package.json also holds `fields` (its
+    /// `dependencies`, `peerDependencies`, ...).
+    pub fn publish_package(&self, name: &str, version: &str, fields: Value) {
+        self.publish_files(name, version, fields, &[]);
+    }
+
+    /// [`NpmRegistry::publish_package`] with more `files` in the package (a `bin` script).
+    pub fn publish_files(&self, name: &str, version: &str, fields: Value, files: &[(&str, &str)]) {
         let work = tempfile::tempdir().unwrap();
         let package = work.path().join("package");
         std::fs::create_dir_all(&package).unwrap();
-        let manifest = json!({"name": self.name, "version": version, "main": "index.js"});
+        let mut manifest = json!({"name": name, "version": version, "main": "index.js"});
+        for (key, value) in fields.as_object().unwrap() {
+            manifest[key] = value.clone();
+        }
         std::fs::write(package.join("package.json"), manifest.to_string()).unwrap();
         std::fs::write(
             package.join("index.js"),
             format!("module.exports = {{ version: \"{version}\" }};\n"),
         )
         .unwrap();
+        for (file, text) in files {
+            std::fs::write(package.join(file), text).unwrap();
+        }
         sh(work.path(), "tar -czf package.tgz package");
         let tarball = std::fs::read(work.path().join("package.tgz")).unwrap();
         let integrity = format!(
             "sha512-{}",
             base64::engine::general_purpose::STANDARD.encode(Sha512::digest(&tarball).as_slice())
         );
-        let file = format!("{}-{version}.tgz", self.name);
+        let file = format!("{name}-{version}.tgz");
         let dist = json!({
-            "tarball": format!("{}{}/-/{file}", self.url, self.name),
+            "tarball": format!("{}{name}/-/{file}", self.url),
             "integrity": integrity,
         });
+        manifest["dist"] = dist;
         let mut releases = self.releases.lock().unwrap();
-        releases.insert(version.to_string(), Release { tarball, dist });
+        releases
+            .entry(name.to_string())
+            .or_default()
+            .insert(version.to_string(), Release { tarball, manifest });
     }
 }
 
@@ -99,22 +123,21 @@ impl Drop for NpmRegistry {
 
 /// The packument at `/<name>`, a tarball at `/<name>/-/<name>-<version>.tgz`, 404 otherwise
 /// (npm's audit and other endpoints included).
-fn answer(
-    name: &str,
-    releases: &BTreeMap<String, Release>,
-    url: &str,
-) -> tiny_http::Response<std::io::Cursor<Vec<u8>>> {
+fn answer(releases: &Releases, url: &str) -> tiny_http::Response<std::io::Cursor<Vec<u8>>> {
     let path = url.split('?').next().unwrap_or_default();
-    if path == format!("/{name}") && !releases.is_empty() {
-        let body = packument(name, releases).to_string().into_bytes();
+    let name = path.trim_start_matches('/');
+    if let Some(versions) = releases.get(name).filter(|v| !v.is_empty()) {
+        let body = packument(name, versions).to_string().into_bytes();
         let json = tiny_http::Header::from_bytes("Content-Type", "application/json").unwrap();
         return tiny_http::Response::from_data(body).with_header(json);
     }
-    let prefix = format!("/{name}/-/{name}-");
-    let version = path
-        .strip_prefix(prefix.as_str())
-        .and_then(|rest| rest.strip_suffix(".tgz"));
-    match version.and_then(|v| releases.get(v)) {
+    let tarball = name.split_once("/-/").and_then(|(name, file)| {
+        let version = file
+            .strip_prefix(&format!("{name}-"))?
+            .strip_suffix(".tgz")?;
+        releases.get(name)?.get(version)
+    });
+    match tarball {
         Some(release) => tiny_http::Response::from_data(release.tarball.clone()),
         None => tiny_http::Response::from_data(b"not found".to_vec()).with_status_code(404),
     }
@@ -125,10 +148,7 @@ fn packument(name: &str, releases: &BTreeMap<String, Release>) -> Value {
     let mut latest = semver::Version::new(0, 0, 0);
     for (version, release) in releases {
         latest = latest.max(version.parse().unwrap());
-        versions.insert(
-            version.clone(),
-            json!({"name": name, "version": version, "main": "index.js", "dist": release.dist}),
-        );
+        versions.insert(version.clone(), release.manifest.clone());
     }
     json!({
         "name": name,
