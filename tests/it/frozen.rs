@@ -448,3 +448,19 @@ fn nothing_the_update_commands_leave_reaches_the_tests() {
     assert_eq!(run.reason(1), "`make fresh` failed: exit code 2");
     assert_eq!(f.pulls().len(), 1);
 }
+
+/// The replay helper reads the test command and working directory a PR body says passed.
+#[test]
+fn a_pr_body_names_the_test_it_passed() {
+    use crate::common::replay::claimed_test;
+    let body = "Bumps.\n\nTests passed: `npm test` in `web`, on an environment built from the committed files alone (`npm ci`).\n";
+    assert_eq!(
+        claimed_test(body),
+        Some(("npm test".into(), Some("web".into())))
+    );
+    assert_eq!(
+        claimed_test("Tests passed: `` make `x` ``.\n"),
+        Some(("make `x`".into(), None))
+    );
+    assert_eq!(claimed_test("No tests.\n"), None);
+}

@@ -1,14 +1,19 @@
 //! Replaying what a PR claims. For every PR a run opened or updated whose body says its tests
-//! passed, a clean clone of its branch from the bare remote gets each ecosystem's frozen install
-//! and the test command the body names, run as plain processes outside Quartermaster, with the
-//! operator's tool configuration and passed variables and nothing else; both must pass. This is
-//! what a user's CI does with the branch, written here apart from Quartermaster's own install
-//! code.
+//! passed on an environment built by a frozen install, a clean clone of its branch from the bare
+//! remote gets each ecosystem's frozen install and the test command the body names, run as plain
+//! processes outside Quartermaster, with the operator's tool configuration and passed variables
+//! and nothing else; both must pass. This is what a user's CI does with the branch, written here
+//! apart from Quartermaster's own install code. (A PR of a mission without a frozen install
+//! claims nothing of an environment, and the test commands of such test missions attack the
+//! sandbox: they are not run outside it.)
 
 use super::{Fixture, Run, sh};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+/// What a PR body says of a test environment built by a frozen install.
+const FROZEN_CLAIM: &str = ", on an environment built from the committed files alone (";
 
 /// What a run handed the tools: the variables passed by name and the configuration files copied
 /// into each unit's HOME (`tool`, path).
@@ -155,8 +160,15 @@ impl Fixture {
             let Some(pull) = pulls.iter().find(|p| p["number"] == pr["number"]) else {
                 continue;
             };
-            let Some((test, dir)) = claimed_test(pull["body"].as_str().unwrap_or_default()) else {
+            let body = pull["body"].as_str().unwrap_or_default();
+            // Only a claim of a frozen install is replayed: a mission without one claims nothing
+            // of the environment, and its test commands (attacks on the sandbox, some) are not
+            // for running outside it.
+            if !body.contains(FROZEN_CLAIM) {
                 continue;
+            }
+            let Some((test, dir)) = claimed_test(body) else {
+                panic!("PR #{} says no test passed: {body}", pr["number"]);
             };
             self.replay_branch(branch, &test, dir.as_deref(), &ecosystems, operator);
         }
@@ -334,24 +346,5 @@ impl Replay {
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         );
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_body_names_the_test_it_passed() {
-        let body = "Bumps.\n\nTests passed: `npm test` in `web`, on an environment built from the committed files alone (`npm ci`).\n";
-        assert_eq!(
-            claimed_test(body),
-            Some(("npm test".into(), Some("web".into())))
-        );
-        assert_eq!(
-            claimed_test("Tests passed: ``make `x` ``.\n"),
-            Some(("make `x`".into(), None))
-        );
-        assert_eq!(claimed_test("No tests.\n"), None);
     }
 }
