@@ -261,6 +261,9 @@ fn unlisted_npx(words: &[String], candidates: &[&TestPattern]) -> Option<Refusal
         .filter_map(|t| t.pattern.literal(1))
         .collect();
     listed.dedup();
+    if listed.is_empty() {
+        return executor("`npx`");
+    }
     Some(Refusal::new(
         Code::TestPackageExecutor,
         format!(

@@ -131,9 +131,11 @@ impl Worker<'_> {
                 Ok(tested) => tested,
                 Err(why) => return Ok(Built::InstallFailed(why)),
             };
-        let root = self.workspace.as_ref().map(|w| w.root().to_path_buf());
+        let Some(root) = self.workspace.as_ref().map(|w| w.root().to_path_buf()) else {
+            return Err(Stop::failed("the workspace is gone"));
+        };
         // Validation saw the test command's paths as text; now they exist, in this workspace.
-        crate::mission::check_test_paths(test, &root.unwrap_or_default(), &dir).map_err(|r| {
+        crate::mission::check_test_paths(test, &root, &dir).map_err(|r| {
             Stop::denied(format!(
                 "[{}] test command is not allowed: {}",
                 r.code, r.message

@@ -261,7 +261,10 @@ fn missing_runner(
     let argv = &test.argv;
     let word = |i: usize| argv.get(i).map(String::as_str).unwrap_or_default();
     if word(0) == "npx" {
-        let name = argv.iter().skip_while(|w| *w != "--").nth(1)?;
+        let name = match argv.iter().position(|w| w == "--") {
+            Some(end) => argv.get(end + 1)?,
+            None => argv[1..].iter().find(|w| !w.starts_with('-'))?,
+        };
         let installed = dir
             .ancestors()
             .take_while(|d| d.starts_with(root))
@@ -316,6 +319,8 @@ mod tests {
         let missing =
             |argv: &str, venv: Option<&Path>| missing_runner(&test(argv), venv, &root, &app);
         assert_eq!(missing("npx --no -- jest --ci", None), None);
+        assert_eq!(missing("npx jest", None), None);
+        assert!(missing("npx --no mocha", None).is_some());
         assert_eq!(missing("uv run --no-sync pytest -q", Some(&venv)), None);
         assert_eq!(missing("poetry run python -m unittest", Some(&venv)), None);
         assert_eq!(missing("python3 -m pytest", Some(&venv)), None);

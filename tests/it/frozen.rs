@@ -106,6 +106,53 @@ fn a_peer_conflict_npm_only_warned_about_fails_the_frozen_install() {
     assert_eq!(f.branches().len(), 1, "nothing pushed");
 }
 
+/// yarn classic resolves a peer range it does not meet with a warning, and its frozen install
+/// accepts the lock: the PR opens, and its body shows what the update and the install warned.
+#[test]
+fn a_pr_shows_the_resolver_warnings_of_its_build() {
+    if !tool_present(&["yarn", "--version"]) {
+        return;
+    }
+    let f = Fixture::new();
+    let registry = NpmRegistry::start("typescript");
+    registry.publish("6.0.2");
+    let peer = json!({"peerDependencies": {"typescript": ">=4.8.4 <6.1.0"}});
+    registry.publish_package("tseslint", "8.0.0", peer);
+    let lock: &[&str] = &["yarn", "install", "--ignore-scripts", "--no-progress"];
+    f.add_node_app(
+        &registry,
+        &[("typescript", "6.0.2"), ("tseslint", "^8.0.0")],
+        &[lock],
+    );
+    registry.publish("6.1.0");
+    let plan = plan_for(
+        "yarn",
+        "yarn.lock",
+        vec![one_update(
+            "quartermaster/typescript",
+            ("typescript", "6.0.2", "6.1.0"),
+            &["yarn upgrade typescript@6.1.0"],
+            "yarn test",
+        )],
+    );
+    let npmrc = format!("npmrc={}", f.npmrc(&registry).display());
+    let run = f.run_with(&plan, &[], &[("QM_TOOL_CONFIG", &npmrc)]);
+    assert_eq!(run.code, 0, "{}", run.said());
+    let warning = "warning \" > tseslint@8.0.0\" has incorrect peer dependency \"typescript@>=4.8.4 <6.1.0\".";
+    assert_eq!(run.action(0)["commands"][0]["warnings"], json!([warning]));
+    assert_eq!(run.action(0)["installs"][0]["warnings"], json!([warning]));
+    let body = f.pulls()[0]["body"].as_str().unwrap().to_string();
+    let shown = format!(
+        "**Resolver warnings** (the package managers resolved this branch with them)\n\n`yarn upgrade typescript@6.1.0`:\n\n```text\n{warning}\n```\n\n`yarn install --frozen-lockfile`:\n\n```text\n{warning}\n```\n"
+    );
+    assert!(body.contains(&shown), "{body}");
+    assert!(
+        run.summary.contains("### Resolver warnings"),
+        "{}",
+        run.summary
+    );
+}
+
 /// A tests module that imports `lib` and checks it is the version the project's lock file
 /// (uv.lock or poetry.lock) names, saying where it came from.
 const LOCKED_TEST: &str = "import pathlib\nimport re\nimport unittest\n\nimport lib\n\n\nclass LockedTest(unittest.TestCase):\n    def test_lib_is_the_locked_version(self):\n        root = pathlib.Path(__file__).resolve().parent.parent\n        lock = next(p for p in (root / 'uv.lock', root / 'poetry.lock') if p.exists()).read_text()\n        locked = re.search(r'name = \"lib\"\\nversion = \"([^\"]+)\"', lock).group(1)\n        print('lib', lib.VERSION, 'from', lib.__file__)\n        self.assertEqual(lib.VERSION, locked, 'lib ' + lib.VERSION + ' imported from ' + lib.__file__)\n";
