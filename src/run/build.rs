@@ -10,8 +10,8 @@ use super::text::{commit_message, short};
 use super::unit::{Built, Unit};
 use super::verify::refusal;
 use super::{Worker, millis};
-use crate::changes::Snapshot;
-use crate::git::Workspace;
+use crate::changes::{Snapshot, Verdict};
+use crate::git::{NewCommit, Workspace};
 use crate::markdown::code;
 use crate::mission::TestCommand;
 use crate::report::{
@@ -126,23 +126,35 @@ impl Worker<'_> {
         tracing::debug!(ms = millis(lap.elapsed()), "verified and committed");
         // The update commands' unit ends; the tests get a fresh one, on the committed files.
         drop(cell);
-        let tested =
-            match self.test_environment(unit, &commit, (&env, &before, &dir), test, report)? {
-                Ok(tested) => tested,
-                Err(why) => return Ok(Built::InstallFailed(why)),
-            };
+        let committed = (commit, Box::new(facts));
+        self.test(job, committed, (&env, &before, &dir), report)
+    }
+
+    /// Tests a committed unit on the environment a frozen install builds from the commit.
+    fn test(
+        &mut self,
+        job: &Job<'_>,
+        (commit, facts): (NewCommit, Box<Verdict>),
+        (env, before, dir): (&BTreeMap<OsString, OsString>, &Snapshot, &Path),
+        report: &mut ActionReport,
+    ) -> Result<Built, Stop> {
+        let (unit, test) = (job.unit, job.test);
+        let tested = match self.test_environment(unit, &commit, (env, before, dir), test, report)? {
+            Ok(tested) => tested,
+            Err(why) => return Ok(Built::InstallFailed(why)),
+        };
         let Some(root) = self.workspace.as_ref().map(|w| w.root().to_path_buf()) else {
             return Err(Stop::failed("the workspace is gone"));
         };
         // Validation saw the test command's paths as text; now they exist, in this workspace.
-        crate::mission::check_test_paths(test, &root, &dir).map_err(|r| {
+        crate::mission::check_test_paths(test, &root, dir).map_err(|r| {
             Stop::denied(format!(
                 "[{}] test command is not allowed: {}",
                 r.code, r.message
             ))
         })?;
-        match self.run_tests((&tested.cell, &tested.env), unit, test, &dir, report)? {
-            None => Ok(Built::Ready(commit, Box::new(facts))),
+        match self.run_tests((&tested.cell, &tested.env), unit, test, dir, report)? {
+            None => Ok(Built::Ready(commit, facts)),
             Some(why) => Ok(Built::TestsFailed(why)),
         }
     }

@@ -120,13 +120,9 @@ impl<'a> Worker<'a> {
             Err(stop) => return Outcome::Refused(stop),
         }
         tracing::debug!(branch = %unit.branch, "claimed; building");
-        let (commit, facts) = match self.build(&job, report) {
-            Ok(Built::Ready(commit, facts)) => (commit, facts),
-            Ok(Built::NoChanges) => return Outcome::NoChanges,
-            Ok(Built::CommandFailed(why)) => return Outcome::CommandFailed(why),
-            Ok(Built::Unverified(stop)) => return Outcome::Unverified(stop),
-            Ok(Built::InstallFailed(why)) => return Outcome::InstallFailed(why),
-            Ok(Built::TestsFailed(why)) => return Outcome::TestsFailed(why),
+        let (commit, facts) = match self.build(&job, report).map(Built::ready) {
+            Ok(Ok(ready)) => ready,
+            Ok(Err(outcome)) => return outcome,
             Err(stop) => return Outcome::Refused(stop),
         };
         if self.settings.dry_run {

@@ -52,6 +52,20 @@ pub enum Built {
     TestsFailed(String),
 }
 
+impl Built {
+    /// The commit and facts of a branch that is ready, or what became of one that is not.
+    pub fn ready(self) -> Result<(NewCommit, Box<changes::Verdict>), Outcome> {
+        match self {
+            Built::Ready(commit, facts) => Ok((commit, facts)),
+            Built::NoChanges => Err(Outcome::NoChanges),
+            Built::CommandFailed(why) => Err(Outcome::CommandFailed(why)),
+            Built::Unverified(stop) => Err(Outcome::Unverified(stop)),
+            Built::InstallFailed(why) => Err(Outcome::InstallFailed(why)),
+            Built::TestsFailed(why) => Err(Outcome::TestsFailed(why)),
+        }
+    }
+}
+
 /// What became of one unit.
 #[derive(Debug)]
 pub enum Outcome {
