@@ -33,6 +33,41 @@ fn plan_for(ecosystem: &str, lock_file: &str, actions: Vec<Value>) -> Value {
     plan
 }
 
+const LOCK_NPM: [&str; 3] = ["npm", "install", "--package-lock-only"];
+const LOCK_YARN: [&str; 4] = ["yarn", "install", "--ignore-scripts", "--no-progress"];
+
+/// An app whose lock (written by `lock`) has typescript 6.0.2 and tseslint 8.0.0, whose peer range
+/// on typescript excludes 6.1.0; 6.1.0 is then released, and a plan moves typescript to it with
+/// `update typescript@6.1.0` and tests with `test`, under `ecosystem` and its lock file.
+fn peer_conflict(
+    (ecosystem, lock_file): (&str, &str),
+    lock: &[&str],
+    update: &str,
+    test: &str,
+) -> (Fixture, Run) {
+    let f = Fixture::new();
+    let registry = NpmRegistry::start("typescript");
+    registry.publish("6.0.2");
+    let peer = json!({"peerDependencies": {"typescript": ">=4.8.4 <6.1.0"}});
+    registry.publish_package("tseslint", "8.0.0", peer);
+    let dependencies = [("typescript", "6.0.2"), ("tseslint", "^8.0.0")];
+    f.add_node_app(&registry, &dependencies, &[lock]);
+    registry.publish("6.1.0");
+    let plan = plan_for(
+        ecosystem,
+        lock_file,
+        vec![one_update(
+            "quartermaster/typescript",
+            ("typescript", "6.0.2", "6.1.0"),
+            &[&format!("{update} typescript@6.1.0")],
+            test,
+        )],
+    );
+    let npmrc = format!("npmrc={}", f.npmrc(&registry).display());
+    let run = f.run_with(&plan, &[], &[("QM_TOOL_CONFIG", &npmrc)]);
+    (f, run)
+}
+
 /// The commander.js case: `typescript-eslint` (here `tseslint`) has a peer range on typescript
 /// that excludes the version the update installs. `npm install typescript@6.1.0` only warns
 /// (ERESOLVE overriding peer dependency) and writes a package-lock.json that `npm ci` refuses.
@@ -43,28 +78,12 @@ fn a_peer_conflict_npm_only_warned_about_fails_the_frozen_install() {
     if !tool_present(&["npm", "--version"]) {
         return;
     }
-    let f = Fixture::new();
-    let registry = NpmRegistry::start("typescript");
-    registry.publish("6.0.2");
-    let peer = json!({"peerDependencies": {"typescript": ">=4.8.4 <6.1.0"}});
-    registry.publish_package("tseslint", "8.0.0", peer);
-    f.add_npm_app(
-        &registry,
-        &[("typescript", "6.0.2"), ("tseslint", "^8.0.0")],
+    let (f, run) = peer_conflict(
+        ("npm", "package-lock.json"),
+        &LOCK_NPM,
+        "npm install",
+        "npm test",
     );
-    registry.publish("6.1.0");
-    let plan = plan_for(
-        "npm",
-        "package-lock.json",
-        vec![one_update(
-            "quartermaster/typescript",
-            ("typescript", "6.0.2", "6.1.0"),
-            &["npm install typescript@6.1.0"],
-            "npm test",
-        )],
-    );
-    let npmrc = format!("npmrc={}", f.npmrc(&registry).display());
-    let run = f.run_with(&plan, &[], &[("QM_TOOL_CONFIG", &npmrc)]);
     assert_eq!(run.code, 1, "{}", run.said());
     assert_eq!(run.status(0), "failed");
     assert_eq!(
@@ -113,30 +132,12 @@ fn a_pr_shows_the_resolver_warnings_of_its_build() {
     if !tool_present(&["yarn", "--version"]) {
         return;
     }
-    let f = Fixture::new();
-    let registry = NpmRegistry::start("typescript");
-    registry.publish("6.0.2");
-    let peer = json!({"peerDependencies": {"typescript": ">=4.8.4 <6.1.0"}});
-    registry.publish_package("tseslint", "8.0.0", peer);
-    let lock: &[&str] = &["yarn", "install", "--ignore-scripts", "--no-progress"];
-    f.add_node_app(
-        &registry,
-        &[("typescript", "6.0.2"), ("tseslint", "^8.0.0")],
-        &[lock],
+    let (f, run) = peer_conflict(
+        ("yarn", "yarn.lock"),
+        &LOCK_YARN,
+        "yarn upgrade",
+        "yarn test",
     );
-    registry.publish("6.1.0");
-    let plan = plan_for(
-        "yarn",
-        "yarn.lock",
-        vec![one_update(
-            "quartermaster/typescript",
-            ("typescript", "6.0.2", "6.1.0"),
-            &["yarn upgrade typescript@6.1.0"],
-            "yarn test",
-        )],
-    );
-    let npmrc = format!("npmrc={}", f.npmrc(&registry).display());
-    let run = f.run_with(&plan, &[], &[("QM_TOOL_CONFIG", &npmrc)]);
     assert_eq!(run.code, 0, "{}", run.said());
     let warning = "warning \" > tseslint@8.0.0\" has incorrect peer dependency \"typescript@>=4.8.4 <6.1.0\".";
     assert_eq!(run.action(0)["commands"][0]["warnings"], json!([warning]));
