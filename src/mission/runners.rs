@@ -101,8 +101,6 @@ const OUTSIDE_THE_LOCK: &[&str] = &[
     "--isolated",
     "--script",
     "--gui-script",
-    "--module",
-    "-m",
     "--from",
     "--python",
     "-p",

@@ -66,9 +66,15 @@ impl<'a> Worker<'a> {
             unit.commands.iter().map(|m| m.ecosystem.as_str()).collect();
         let venv = cell.home().join("venv");
         let env = self.install_env(env, &ecosystems, &venv);
-        for name in &ecosystems {
-            let run_dir = install_dir(name, before, &root, dir);
-            let place = Place::read(&run_dir, dir)?;
+        // Read before anything is installed: the install runs package code.
+        let places = ecosystems
+            .iter()
+            .map(|name| {
+                let run_dir = install_dir(name, before, &root, dir);
+                Place::read(&run_dir, dir).map(|place| (*name, run_dir, place))
+            })
+            .collect::<Result<Vec<_>, Stop>>()?;
+        for (name, run_dir, place) in &places {
             let install = InstallPlace {
                 env: &venv,
                 requirements: &place.requirements,
@@ -81,7 +87,7 @@ impl<'a> Worker<'a> {
                 }
                 let argv = command.argv(&install);
                 let record = (unit.branch.as_str(), *name, venv.as_path());
-                if let Some(why) = self.install((&cell, &env), &argv, &run_dir, record, report)? {
+                if let Some(why) = self.install((&cell, &env), &argv, run_dir, record, report)? {
                     return Ok(Err(why));
                 }
             }
