@@ -12,7 +12,7 @@
 //!             "files": ["go.mod", "go.sum"] },
 //!     "bundle": { "packages": "rubygems", "versions": "rubygems",
 //!                 "commands": [{"form": "bundle update <pkg>", "runs": "bundle lock --update <pkg>"}],
-//!                 "files": ["Gemfile", "Gemfile.lock"] }
+//!                 "files": ["Gemfile", "Gemfile.lock"], "install": ["bundle install"] }
 //!   },
 //!   "test_runners": { ... optional, same shape as missions/test-runners.json ... }
 //! }
@@ -31,6 +31,9 @@
 //! `files` are the only files an ecosystem's commands may change: globs (`*` within a name) that
 //! match the end of a path, so `go.sum` matches `go.sum` and `providers/s3/go.sum`. A change to any
 //! other file (a workflow, a script, an `.npmrc`) refuses the branch; nothing is committed.
+//!
+//! `install` is the ecosystem's frozen install (`npm ci`, `uv sync --frozen`): after the commit,
+//! it builds the tests' environment from the committed files alone. See [`InstallCommand`].
 
 mod commands;
 mod files;
