@@ -1,11 +1,11 @@
 //! Replaying what a PR claims. For every PR a run opened or updated whose body says its tests
-//! passed on an environment built by a frozen install, a clean clone of its branch from the bare
-//! remote gets each ecosystem's frozen install and the test command the body names, run as plain
-//! processes outside Quartermaster, with the operator's tool configuration and passed variables
-//! and nothing else; both must pass. This is what a user's CI does with the branch, written here
-//! apart from Quartermaster's own install code. (A PR of a mission without a frozen install
-//! claims nothing of an environment, and the test commands of such test missions attack the
-//! sandbox: they are not run outside it.)
+//! passed, a clean clone of its branch from the bare remote gets each ecosystem's frozen install
+//! and the test command the body names, run as plain processes outside Quartermaster, with the
+//! operator's tool configuration and passed variables and nothing else; both must pass. This is
+//! what a user's CI does with the branch, written here apart from Quartermaster's own install
+//! code. Every PR of a run under the `deps` mission is replayed; under a test's own mission, only
+//! those that say a frozen install built their environment (such missions run synthetic updates,
+//! and test commands that attack the sandbox, which are not for running outside it).
 
 use super::{Fixture, Run, sh};
 use serde_json::Value;
@@ -21,6 +21,9 @@ const FROZEN_CLAIM: &str = ", on an environment built from the committed files a
 pub struct Operator {
     vars: Vec<(String, String)>,
     seeds: Vec<(String, PathBuf)>,
+    /// Whether the run was under the embedded `deps` mission, whose commands are the real
+    /// ecosystems' (a test's own mission may run synthetic updates and attacks).
+    deps: bool,
 }
 
 impl Operator {
@@ -52,6 +55,12 @@ impl Operator {
                 .filter(|w| w[0] == "--tool-config")
                 .map(|w| w[1].to_string()),
         );
+        let mission = extra
+            .windows(2)
+            .rev()
+            .find(|w| w[0] == "--mission")
+            .map(|w| w[1].to_string())
+            .or_else(|| var("QM_MISSION"));
         let mut vars: Vec<(String, String)> = names
             .iter()
             .filter_map(|n| Some((n.clone(), var(n)?)))
@@ -59,6 +68,7 @@ impl Operator {
         vars.extend(var("PATH").map(|p| ("PATH".to_string(), p)));
         Self {
             vars,
+            deps: mission.is_none_or(|m| m == "deps"),
             seeds: seeds
                 .iter()
                 .filter_map(|s| s.split_once('='))
@@ -161,10 +171,10 @@ impl Fixture {
                 continue;
             };
             let body = pull["body"].as_str().unwrap_or_default();
-            // Only a claim of a frozen install is replayed: a mission without one claims nothing
-            // of the environment, and its test commands (attacks on the sandbox, some) are not
-            // for running outside it.
-            if !body.contains(FROZEN_CLAIM) {
+            // A test's own mission without a frozen install claims nothing of an environment,
+            // and its test commands (attacks on the sandbox, some) are not for running outside
+            // it; under the deps mission every PR is replayed.
+            if !operator.deps && !body.contains(FROZEN_CLAIM) {
                 continue;
             }
             let Some((test, dir)) = claimed_test(body) else {
