@@ -497,7 +497,7 @@ fn nothing_the_update_commands_leave_reaches_the_tests() {
     assert_eq!(f.pulls().len(), 1);
 }
 
-/// The replay helper reads the test command and working directory a PR body says passed.
+/// A replay reads the test command and working directory a PR body says passed.
 #[test]
 fn a_pr_body_names_the_test_it_passed() {
     use crate::common::replay::claimed_test;
