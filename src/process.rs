@@ -50,7 +50,6 @@ pub const INHERITED_ENV: &[&str] = &[
     "PNPM_HOME",
     "BUN_INSTALL",
     "PYENV_ROOT",
-    "VIRTUAL_ENV",
     "POETRY_HOME",
 ];
 
@@ -66,10 +65,35 @@ pub const SAFE_DEFAULTS: &[(&str, &str)] = &[
     // into the unit; the operator's Python on PATH is the one used.
     ("UV_NO_BUILD", "1"),
     ("UV_PYTHON_DOWNLOADS", "never"),
-    // Update commands only lock (`bundle lock --update`); the tests' `bundle exec` installs what
-    // the lock names, after the commit.
-    ("BUNDLE_AUTO_INSTALL", "true"),
 ];
+
+/// The safe defaults that hold while the update commands compute a lock, and no longer once it
+/// is committed: the frozen install builds the tests' environment as the project's own CI
+/// would (install scripts and source builds included), and the tests run that code anyway, in
+/// the same sandbox. One the operator passes by name with extra-env keeps holding.
+const UPDATE_ONLY: &[&str] = &[
+    "npm_config_ignore_scripts",
+    "YARN_IGNORE_SCRIPTS",
+    "YARN_ENABLE_SCRIPTS",
+    "PIP_ONLY_BINARY",
+    "UV_NO_BUILD",
+];
+
+/// The environment a frozen install and the tests start from: `env` (the update commands')
+/// without the update-only defaults the operator did not pass (`extra`).
+pub fn install_env(
+    env: &BTreeMap<OsString, OsString>,
+    extra: &[String],
+) -> BTreeMap<OsString, OsString> {
+    let mut env = env.clone();
+    for name in UPDATE_ONLY
+        .iter()
+        .filter(|n| !extra.iter().any(|e| e == *n))
+    {
+        env.remove(&OsString::from(name));
+    }
+    env
+}
 
 /// Builds a child environment: the inherited allowlist plus the operator's `extra` names, taken
 /// from `source` (normally the process environment), over [`SAFE_DEFAULTS`].
@@ -122,5 +146,27 @@ mod tests {
             opted_in[&OsString::from("npm_config_ignore_scripts")],
             "false"
         );
+    }
+
+    #[test]
+    fn the_install_environment_lifts_the_update_only_defaults() {
+        let env = child_env(
+            vec![
+                (OsString::from("PATH"), OsString::from("/bin")),
+                (OsString::from("VIRTUAL_ENV"), OsString::from("/opt/venv")),
+                (OsString::from("PIP_ONLY_BINARY"), OsString::from(":all:")),
+            ],
+            &["PIP_ONLY_BINARY".to_string()],
+        );
+        assert!(
+            !env.contains_key(&OsString::from("VIRTUAL_ENV")),
+            "the operator's virtualenv is no unit's"
+        );
+        let install = install_env(&env, &["PIP_ONLY_BINARY".to_string()]);
+        let names: Vec<String> = install
+            .keys()
+            .map(|k| k.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["PATH", "PIP_ONLY_BINARY", "UV_PYTHON_DOWNLOADS"]);
     }
 }

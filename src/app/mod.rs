@@ -305,6 +305,7 @@ fn settings(
         draft: config.draft,
         allow_mentions: config.allow_mentions,
         child_env,
+        extra_env: config.extra_env.clone(),
         secrets,
         registry_hosts,
         scratch: scratch.to_path_buf(),

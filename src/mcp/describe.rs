@@ -23,6 +23,14 @@ pub fn describe(mission: &Mission) -> Value {
                 .iter()
                 .filter_map(|c| Some((c.source().to_string(), json!(c.runs.as_ref()?.source()))))
                 .collect();
+            let install: Vec<Value> = eco
+                .install
+                .iter()
+                .map(|c| match c.when {
+                    Some(when) => json!({"when": when.as_str(), "runs": c.source()}),
+                    None => json!(c.source()),
+                })
+                .collect();
             let entry = json!({
                 "package_names": package_grammar(eco.packages),
                 "versions": version_grammar(eco.versions),
@@ -30,6 +38,7 @@ pub fn describe(mission: &Mission) -> Value {
                 "lock_refresh_commands": forms(true),
                 "runs_as": runs_as,
                 "files_it_may_change": mission.files.patterns(name),
+                "frozen_install": install,
             });
             (name.clone(), entry)
         })
@@ -49,8 +58,9 @@ pub fn describe(mission: &Mission) -> Value {
         },
         "ecosystems": ecosystems,
         "changed_files": "A branch may only change the files its ecosystems list (globs matching the end of a path: `go.sum` also matches `providers/s3/go.sum`); any other change refuses the branch.",
+        "frozen_install": "After the commit, the tests' environment is built from the committed files alone: the workspace is brought back to exactly the committed tree (nothing the update commands installed survives), and each ecosystem's `frozen_install` commands run in a fresh sandbox HOME, in the directory of its lock file. `<env>` is the unit's own virtualenv and `<requirements>` every requirements*.txt of working_dir; `when` limits a command to yarn berry or classic locks, or to requirements files with or without hashes. An install that fails fails the unit, with the tool's message, and no PR opens.",
         "test_runner_policy": {
-            "rules": "test_command (per action and in repo_context) must match one of these forms. `<script>` is a script of the working_dir's package.json; `<args>` takes only the options listed, and positional arguments of the kind given. Option values are written `-count 3`, `-count=3` or `-j4`, and never start with `-`. Anything else is refused: inline code, package executors, installs.",
+            "rules": "test_command (per action and in repo_context) must match one of these forms. `<script>` is a script of the working_dir's package.json; `<args>` takes only the options listed, and positional arguments of the kind given. Option values are written `-count 3`, `-count=3` or `-j4`, and never start with `-`. A form with `runs_as` executes as that (`npx` never downloads; `uv run` does not sync again), and the program it runs must come from the unit's environment the frozen install built (`node_modules/.bin`, the virtualenv). Anything else is refused: inline code, package executors, installs.",
             "commands": mission.tests.iter().map(test_form).collect::<Vec<_>>(),
         },
     })
@@ -58,15 +68,20 @@ pub fn describe(mission: &Mission) -> Value {
 
 fn test_form(test: &TestPattern) -> Value {
     let form = test.pattern.source();
-    if !form.split_whitespace().any(|w| w == "<args>") {
-        return json!({"form": form, "options": [], "arguments": "none"});
-    }
-    let options: Vec<String> = test.flags.iter().map(flag).collect();
-    let arguments = match &test.positionals {
-        Positionals::Kind(kind) => value_kind(*kind).to_string(),
-        Positionals::OneOf(choices) => format!("one of: {}", choices.join(", ")),
+    let mut described = if form.split_whitespace().any(|w| w == "<args>") {
+        let options: Vec<String> = test.flags.iter().map(flag).collect();
+        let arguments = match &test.positionals {
+            Positionals::Kind(kind) => value_kind(*kind).to_string(),
+            Positionals::OneOf(choices) => format!("one of: {}", choices.join(", ")),
+        };
+        json!({"form": form, "options": options, "arguments": arguments})
+    } else {
+        json!({"form": form, "options": [], "arguments": "none"})
     };
-    json!({"form": form, "options": options, "arguments": arguments})
+    if let Some(runs) = &test.runs {
+        described["runs_as"] = json!(runs.source());
+    }
+    described
 }
 
 fn flag(spec: &FlagSpec) -> String {
@@ -141,5 +156,28 @@ mod tests {
             "poetry add --lock <pkg>@<ver>"
         );
         assert_eq!(described["ecosystems"]["go"]["runs_as"], json!({}));
+    }
+
+    #[test]
+    fn each_ecosystem_names_its_frozen_install_and_runners_their_frozen_form() {
+        let deps = crate::mission::load("deps", None).unwrap();
+        let described = describe(&deps);
+        let installs: Map<String, Value> = described["ecosystems"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(name, eco)| (name.clone(), eco["frozen_install"].clone()))
+            .collect();
+        insta::assert_snapshot!(
+            "frozen_installs",
+            serde_json::to_string_pretty(&installs).unwrap()
+        );
+        let npx = described["test_runner_policy"]["commands"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["form"] == "npx jest <args>")
+            .unwrap();
+        assert_eq!(npx["runs_as"], "npx --no -- jest <args>");
     }
 }

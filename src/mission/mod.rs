@@ -12,7 +12,7 @@
 //!             "files": ["go.mod", "go.sum"] },
 //!     "bundle": { "packages": "rubygems", "versions": "rubygems",
 //!                 "commands": [{"form": "bundle update <pkg>", "runs": "bundle lock --update <pkg>"}],
-//!                 "files": ["Gemfile", "Gemfile.lock"] }
+//!                 "files": ["Gemfile", "Gemfile.lock"], "install": ["bundle install"] }
 //!   },
 //!   "test_runners": { ... optional, same shape as missions/test-runners.json ... }
 //! }
@@ -31,10 +31,14 @@
 //! `files` are the only files an ecosystem's commands may change: globs (`*` within a name) that
 //! match the end of a path, so `go.sum` matches `go.sum` and `providers/s3/go.sum`. A change to any
 //! other file (a workflow, a script, an `.npmrc`) refuses the branch; nothing is committed.
+//!
+//! `install` is the ecosystem's frozen install (`npm ci`, `uv sync --frozen`): after the commit,
+//! it builds the tests' environment from the committed files alone. See [`InstallCommand`].
 
 mod commands;
 mod files;
 pub mod grammar;
+mod install;
 pub mod paths;
 pub mod pattern;
 mod runners;
@@ -43,6 +47,7 @@ mod workspace;
 
 pub use commands::CommandMatch;
 pub use files::FilePolicy;
+pub use install::{Condition, InstallCommand, InstallPlace};
 pub use paths::{PathArg, PathRole};
 pub use runners::TestCommand;
 pub use update::{RunsError, RunsProblem, UpdateCommand};
@@ -109,12 +114,16 @@ pub struct Mission {
     pub origin: String,
 }
 
-/// An ecosystem's grammars and allowed update commands (its files are in [`Mission::files`]).
+/// An ecosystem's grammars, allowed update commands and frozen install (its files are in
+/// [`Mission::files`]).
 #[derive(Debug, Clone)]
 pub struct Ecosystem {
     pub packages: PackageGrammar,
     pub versions: VersionGrammar,
     pub commands: Vec<UpdateCommand>,
+    /// What builds a unit's test environment from the committed files, in order; none leaves the
+    /// committed files as they are.
+    pub install: Vec<InstallCommand>,
 }
 
 #[derive(Deserialize)]
@@ -138,6 +147,9 @@ struct EcosystemFile {
     #[serde(default)]
     maintenance: Vec<update::CommandFile>,
     files: Vec<String>,
+    /// The frozen install that builds the tests' environment from the committed files.
+    #[serde(default)]
+    install: Vec<install::InstallFile>,
 }
 
 #[derive(Deserialize)]
@@ -152,6 +164,9 @@ struct TestRunnersFile {
 #[serde(deny_unknown_fields)]
 struct TestCommandFile {
     pattern: String,
+    /// What executes for a command of this form, when it differs.
+    #[serde(default)]
+    runs: Option<String>,
     #[serde(default)]
     flags: Vec<String>,
     #[serde(default)]
@@ -248,12 +263,19 @@ impl Mission {
             files
                 .insert(&eco, &spec.files)
                 .map_err(|e| invalid(format!("ecosystem `{eco}`, files: {e}")))?;
+            let install = spec
+                .install
+                .iter()
+                .map(InstallCommand::compile)
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| invalid(format!("ecosystem `{eco}`, install: {e}")))?;
             ecosystems.insert(
                 eco,
                 Ecosystem {
                     packages: spec.packages,
                     versions: spec.versions,
                     commands,
+                    install,
                 },
             );
         }

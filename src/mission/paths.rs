@@ -87,8 +87,21 @@ enum Runner {
     Other,
 }
 
+/// How many words run the test runner in the project's environment (`uv run`, `poetry run`)
+/// before the runner itself.
+fn wrapper_len(words: &[String]) -> usize {
+    match (
+        words.first().map(String::as_str),
+        words.get(1).map(String::as_str),
+    ) {
+        (Some("uv" | "poetry"), Some("run")) => 2,
+        _ => 0,
+    }
+}
+
 impl Runner {
     fn of(words: &[String]) -> Self {
+        let words = &words[wrapper_len(words)..];
         let w = |i: usize| words.get(i).map(String::as_str).unwrap_or_default();
         match (w(0), w(1), w(2)) {
             ("go", "test" | "vet", _) => Runner::Go,
@@ -106,6 +119,7 @@ impl Runner {
 /// Checks what a matched command's bound values mean, and collects its path arguments.
 pub(super) fn check(words: &[String], args: &[Arg]) -> Result<Resolved, Refusal> {
     let runner = Runner::of(words);
+    let wrapper = wrapper_len(words);
     let reader = match runner {
         Runner::Pytest => Some("pytest"),
         Runner::Dotnet => Some("dotnet"),
@@ -126,7 +140,7 @@ pub(super) fn check(words: &[String], args: &[Arg]) -> Result<Resolved, Refusal>
     let mut resolved = Resolved::default();
     let mut cwd: Option<&Arg> = None;
     for arg in args {
-        if matches!(runner, Runner::Unittest { discover: true }) && arg.word == 3 {
+        if matches!(runner, Runner::Unittest { discover: true }) && arg.word == wrapper + 3 {
             // The `discover` subcommand itself, bound as a positional by the general pattern.
             continue;
         }

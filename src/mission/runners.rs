@@ -22,6 +22,9 @@ impl Mission {
             .iter()
             .filter(|t| t.pattern.program() == program)
             .collect();
+        if let Some(refusal) = unlisted_npx(&words, &candidates) {
+            return Err(refusal);
+        }
         if candidates.is_empty() {
             let runners: Vec<&str> = self.test_runners().into_iter().collect();
             return Err(Refusal::new(
@@ -38,11 +41,20 @@ impl Mission {
             match candidate.matches(&words) {
                 Ok(args) => {
                     let resolved = paths::check(&words, &args)?;
+                    let (argv, moved) = candidate.executed(&words);
+                    let paths = resolved
+                        .paths
+                        .into_iter()
+                        .map(|p| PathArg {
+                            word: p.word + moved,
+                            ..p
+                        })
+                        .collect();
                     return Ok(TestCommand {
                         text: command.to_string(),
                         script: candidate.script_word(&words),
-                        argv: words,
-                        paths: resolved.paths,
+                        argv,
+                        paths,
                         cargo_packages: resolved.cargo_packages,
                     });
                 }
@@ -65,7 +77,8 @@ impl Mission {
 pub struct TestCommand {
     /// The command as the plan wrote it, for messages and reports.
     pub text: String,
-    /// The program and its arguments, exactly as they will be executed.
+    /// The program and its arguments, exactly as they will be executed: the words of the
+    /// command, or its form's `runs` filled with them.
     pub argv: Vec<String>,
     /// What its pattern's `<script>` matched (`npm run <script>`), if it has one.
     pub script: Option<String>,
@@ -77,8 +90,27 @@ pub struct TestCommand {
     pub cargo_packages: Vec<String>,
 }
 
-/// Programs that fetch and run packages.
-const EXECUTORS: &[&str] = &["npx", "pnpx", "bunx", "pipx", "uvx", "dlx"];
+/// Programs that fetch and run packages (`npx` runs only the test runners the policy names, see
+/// [`unlisted_npx`]).
+const EXECUTORS: &[&str] = &["pnpx", "bunx", "pipx", "uvx", "dlx"];
+/// Options of `uv run` and `poetry run` that bring in, or run, code the lock does not name.
+const OUTSIDE_THE_LOCK: &[&str] = &[
+    "--with",
+    "--with-editable",
+    "--with-requirements",
+    "--isolated",
+    "--script",
+    "--gui-script",
+    "--from",
+    "--python",
+    "-p",
+    "--index",
+    "--default-index",
+    "--index-url",
+    "--extra-index-url",
+    "--find-links",
+    "-f",
+];
 /// Programs that run code given on their command line (with the right flag), or run another
 /// program.
 const INTERPRETERS: &[&str] = &[
@@ -142,6 +174,12 @@ fn known_abuse(words: &[String]) -> Option<Refusal> {
     if EXECUTORS.contains(&program) {
         return executor(&format!("`{program}`"));
     }
+    if program == "npx" && w(1).starts_with('-') {
+        return executor(&format!("`npx {}`", clip(w(1))));
+    }
+    if let Some(refusal) = wrapped_abuse(words) {
+        return Some(refusal);
+    }
     if INTERPRETERS.contains(&program) {
         return inline_flag(program, &words[1..], &format!("`{program}"));
     }
@@ -181,6 +219,59 @@ fn known_abuse(words: &[String]) -> Option<Refusal> {
     }
 }
 
+/// `uv run` and `poetry run` run a command in the project's environment: an option that brings
+/// in packages the lock does not name is refused, and so is whatever the command itself would be
+/// refused for (`uv run python -c ...`). `uv tool run` fetches and runs a tool.
+fn wrapped_abuse(words: &[String]) -> Option<Refusal> {
+    let w = |i: usize| words.get(i).map(String::as_str).unwrap_or_default();
+    match (w(0), w(1)) {
+        ("uv", "tool") => executor("`uv tool`"),
+        ("uv" | "poetry", "run") => {
+            let option = words[2..]
+                .iter()
+                .take_while(|a| a.starts_with('-'))
+                .find(|a| OUTSIDE_THE_LOCK.contains(&a.split('=').next().unwrap_or_default()));
+            if let Some(option) = option {
+                return executor(&format!("`{} run {}`", w(0), clip(option)));
+            }
+            let inner = &words[2..];
+            (!inner.is_empty() && !inner[0].starts_with('-'))
+                .then(|| known_abuse(inner))
+                .flatten()
+        }
+        _ => None,
+    }
+}
+
+/// `npx NAME` runs NAME from the project's `node_modules/.bin`, or downloads it: only the test
+/// runners the policy names for `npx` are allowed, and the run itself never downloads.
+fn unlisted_npx(words: &[String], candidates: &[&TestPattern]) -> Option<Refusal> {
+    let name = words.get(1).map(String::as_str)?;
+    if words[0] != "npx"
+        || candidates
+            .iter()
+            .any(|t| t.pattern.literal(1) == Some(name))
+    {
+        return None;
+    }
+    let mut listed: Vec<&str> = candidates
+        .iter()
+        .filter_map(|t| t.pattern.literal(1))
+        .collect();
+    listed.dedup();
+    if listed.is_empty() {
+        return executor("`npx`");
+    }
+    Some(Refusal::new(
+        Code::TestPackageExecutor,
+        format!(
+            "`npx {name}` downloads and runs `{name}` unless the project installs it; with `npx`, a test command may only run a test runner the policy names ({}), from the project's own node_modules",
+            listed.join(", "),
+            name = clip(name),
+        ),
+    ))
+}
+
 /// The refusal for the first of `args` that makes `program` run inline code; `shown` is how the
 /// command starts, for the message.
 fn inline_flag(program: &str, args: &[String], shown: &str) -> Option<Refusal> {
@@ -215,6 +306,15 @@ pub(super) fn compile(file: TestRunnersFile) -> Result<Vec<TestPattern>, String>
         .map(|c| {
             let pattern = Pattern::parse(&c.pattern, PatternKind::Test)
                 .map_err(|e| format!("test pattern `{}`: {e}", c.pattern))?;
+            let runs = match &c.runs {
+                Some(runs) => {
+                    let runs = Pattern::parse(runs, PatternKind::Test)
+                        .and_then(|r| pattern::check_test_runs(&pattern, &r).map(|()| r))
+                        .map_err(|e| format!("test pattern `{}`, runs `{runs}`: {e}", c.pattern))?;
+                    Some(runs)
+                }
+                None => None,
+            };
             let mut flags = Vec::new();
             for set in &c.flags {
                 let specs = sets.get(set.as_str()).ok_or_else(|| {
@@ -238,6 +338,7 @@ pub(super) fn compile(file: TestRunnersFile) -> Result<Vec<TestPattern>, String>
             };
             Ok(TestPattern {
                 pattern,
+                runs,
                 flags,
                 positionals,
             })
@@ -256,3 +357,6 @@ fn positional_kind(kind: &PositionalKind) -> ValueKind {
         PositionalKind::Filter => ValueKind::Filter,
     }
 }
+
+#[cfg(test)]
+mod tests;

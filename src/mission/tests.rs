@@ -29,8 +29,8 @@ fn embedded_missions_load_and_cover_the_seed_tables() {
     );
     let runners: Vec<&str> = deps.test_runners().into_iter().collect();
     let mut seed = vec![
-        "go", "npm", "yarn", "pnpm", "bun", "make", "cargo", "pytest", "python", "python3", "ruby",
-        "bundle", "mvn", "gradle", "dotnet",
+        "go", "npm", "npx", "yarn", "pnpm", "bun", "make", "cargo", "pytest", "python", "python3",
+        "uv", "poetry", "ruby", "bundle", "mvn", "gradle", "dotnet",
     ];
     seed.sort();
     assert_eq!(runners, seed);
@@ -258,7 +258,7 @@ fn test_commands_fail_closed_with_specific_reasons() {
         ("bash -c 'go test'", Code::TestInlineCode),
         ("bundle exec ruby -e x", Code::TestInlineCode),
         ("make --eval=x test", Code::TestInlineCode),
-        ("npx jest", Code::TestPackageExecutor),
+        ("npx some-pkg", Code::TestPackageExecutor),
         ("npm exec jest", Code::TestPackageExecutor),
         ("yarn dlx jest", Code::TestPackageExecutor),
         ("go run ./cmd/test", Code::TestPackageExecutor),

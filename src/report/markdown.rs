@@ -31,8 +31,33 @@ impl RunReport {
         out.push_str(&self.actions_table());
         out.push_str(&self.updates_table());
         out.push_str(&self.toolchain_mismatches());
+        out.push_str(&self.resolver_warnings());
         out.push_str(&self.failures());
         out
+    }
+
+    /// What the package managers' resolvers warned about, per branch and command.
+    fn resolver_warnings(&self) -> String {
+        let mut out = String::new();
+        for a in &self.actions {
+            let mut branches: Vec<&str> = a.commands.iter().map(|c| c.branch.as_str()).collect();
+            branches.dedup();
+            for branch in branches {
+                for w in a.warnings_of(branch) {
+                    out.push_str(&format!(
+                        "\n<details><summary>#{} {}: {}</summary>\n\n{}\n</details>\n",
+                        a.index,
+                        cell_code(branch),
+                        cell_code(&w.command),
+                        fenced(&w.warnings.join("\n"))
+                    ));
+                }
+            }
+        }
+        if out.is_empty() {
+            return out;
+        }
+        format!("\n### Resolver warnings\n{out}")
     }
 
     fn invalid_plan(&self) -> String {
@@ -151,7 +176,13 @@ impl RunReport {
                             .as_deref()
                             .map(|tail| (a, format!("{} on {}", t.command, r.branch), tail))
                     });
-                commands.chain(tests)
+                let installs = a.installs.iter().filter(|i| !i.ok).filter_map(move |i| {
+                    i.process
+                        .output_tail
+                        .as_deref()
+                        .map(|t| (a, format!("{} on {}", i.command, i.branch), t))
+                });
+                commands.chain(installs).chain(tests)
             })
             .collect();
         if failures.is_empty() {
@@ -214,7 +245,7 @@ fn last_lines(text: &str, n: usize) -> String {
 }
 
 /// A fenced code block that `text` cannot break out of.
-fn fenced(text: &str) -> String {
+pub(crate) fn fenced(text: &str) -> String {
     let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest.max(2) + 1);
     format!("{fence}text\n{text}\n{fence}")

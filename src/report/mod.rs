@@ -1,7 +1,11 @@
 //! The run report: JSON for machines (`--report`), Markdown for reviewers (`--summary`, the CI
 //! job summary), and the exit code.
 
+mod install;
 mod markdown;
+
+pub use install::{InstallRecord, Warned};
+pub(crate) use markdown::fenced;
 
 use crate::changes::{self, ChangeFact, UpdateFact};
 use crate::finding::{Code, Finding};
@@ -108,6 +112,10 @@ pub struct CommandRecord {
     pub ok: bool,
     #[serde(flatten)]
     pub process: ProcessRecord,
+    /// What the package manager's resolver warned about (an npm `ERESOLVE` override, a peer
+    /// dependency it could not meet, pip's dependency conflicts).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// One run of the test command, on one branch.
@@ -288,6 +296,9 @@ pub struct ActionReport {
     pub comments: Vec<CommentRef>,
     pub updates: Vec<UpdateReport>,
     pub commands: Vec<CommandRecord>,
+    /// The frozen install that built each tested branch's environment from its committed files.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub installs: Vec<InstallRecord>,
     /// What each built branch really changed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub changes: Vec<ChangeRecord>,
@@ -323,6 +334,7 @@ impl ActionReport {
             comments: Vec::new(),
             updates: Vec::new(),
             commands: Vec::new(),
+            installs: Vec::new(),
             changes: Vec::new(),
             test: None,
             toolchains: Vec::new(),
@@ -346,9 +358,15 @@ impl ActionReport {
             .collect()
     }
 
-    /// Milliseconds spent in commands and tests, the part of the run that is not Quartermaster's.
+    /// Milliseconds spent in commands, installs and tests, the part of the run that is not
+    /// Quartermaster's.
     pub fn child_ms(&self) -> u64 {
-        let commands: u64 = self.commands.iter().map(|c| c.process.duration_ms).sum();
+        let commands: u64 = self
+            .commands
+            .iter()
+            .map(|c| c.process.duration_ms)
+            .chain(self.installs.iter().map(|i| i.process.duration_ms))
+            .sum();
         let tests: u64 = self
             .test
             .iter()
@@ -550,6 +568,7 @@ mod tests {
                 duration_ms: 5,
                 output_tail: Some("```\n</details>\nboom".into()),
             },
+            warnings: vec![],
         });
         a.finish(Status::Failed, "a command failed | badly");
         let md = report(vec![a]).to_markdown();

@@ -1,7 +1,8 @@
 //! Building a unit's branch: the slot's workspace at the base (reset, not checked out anew), the
 //! update commands, the verification of what they changed (dependency files only, as declared), a
-//! commit, and the test command. Every command runs in the cell: its own HOME and tool
-//! configuration, out of reach of Quartermaster's files, and nothing outlives it.
+//! commit, the tests' environment built from the committed files ([`super::environment`]), and
+//! the test command. Every command runs in a cell: its own HOME and tool configuration, out of
+//! reach of Quartermaster's files, and nothing outlives it.
 
 use super::project::{check_project, check_specs};
 use super::stop::Stop;
@@ -9,7 +10,7 @@ use super::text::{commit_message, short};
 use super::unit::{Built, Unit};
 use super::verify::refusal;
 use super::{Worker, millis};
-use crate::changes::{self, Snapshot};
+use crate::changes::{self, Snapshot, Verdict};
 use crate::git::{NewCommit, Workspace};
 use crate::markdown::code;
 use crate::mission::TestCommand;
@@ -159,15 +160,37 @@ impl Worker<'_> {
             commit.files.len(),
             if commit.files.len() == 1 { "" } else { "s" }
         ));
+        // The update commands' unit ends; the tests get a fresh one, on the committed files.
+        drop(cell);
+        let committed = (commit, Box::new(facts));
+        self.test(job, committed, (&env, &before, &dir), report)
+    }
+
+    /// Tests a committed unit on the environment a frozen install builds from the commit.
+    fn test(
+        &mut self,
+        job: &Job<'_>,
+        (commit, facts): (NewCommit, Box<Verdict>),
+        (env, before, dir): (&BTreeMap<OsString, OsString>, &Snapshot, &Path),
+        report: &mut ActionReport,
+    ) -> Result<Built, Stop> {
+        let (unit, test) = (job.unit, job.test);
+        let tested = match self.test_environment(unit, &commit, (env, before, dir), test, report)? {
+            Ok(tested) => tested,
+            Err(why) => return Ok(Built::InstallFailed(why)),
+        };
+        let Some(root) = self.workspace.as_ref().map(|w| w.root().to_path_buf()) else {
+            return Err(Stop::failed("the workspace is gone"));
+        };
         // Validation saw the test command's paths as text; now they exist, in this workspace.
-        crate::mission::check_test_paths(test, workspace.root(), &dir).map_err(|r| {
+        crate::mission::check_test_paths(test, &root, dir).map_err(|r| {
             Stop::denied(format!(
                 "[{}] test command is not allowed: {}",
                 r.code, r.message
             ))
         })?;
-        match self.run_tests((&cell, &env), unit, test, &dir, report)? {
-            None => Ok(Built::Ready(commit, Box::new(facts))),
+        match self.run_tests((&tested.cell, &tested.env), unit, test, dir, report)? {
+            None => Ok(Built::Ready(commit, facts)),
             Some(why) => Ok(Built::TestsFailed(why)),
         }
     }
@@ -228,6 +251,7 @@ impl Worker<'_> {
             if !ok {
                 self.progress.failure_output(&outcome.output_tail);
             }
+            let warnings = super::warnings::resolver_warnings(&outcome.output_tail);
             let process = ProcessRecord::of(outcome);
             let failed = (!ok).then(|| format!("`{}` failed: {}", command.text, process.result));
             report.commands.push(CommandRecord {
@@ -235,6 +259,7 @@ impl Worker<'_> {
                 branch: unit.branch.clone(),
                 ok,
                 process,
+                warnings,
             });
             if failed.is_some() {
                 return Ok(failed);

@@ -5,7 +5,7 @@ use super::Worker;
 use super::build::Job;
 use super::digest::{self, BuildInputs};
 use super::stop::{Done, Stop};
-use super::text::{PrBody, SplitNote};
+use super::text::{PrBody, SplitNote, tested_with};
 use super::unit::{self, Built, Outcome, Unit};
 use crate::changes::Verdict;
 use crate::forge::{PullRequest, State};
@@ -64,6 +64,7 @@ impl<'a> Worker<'a> {
                         | Outcome::CommandFailed(_)
                         | Outcome::Unverified(_)
                         | Outcome::Gated(_)
+                        | Outcome::InstallFailed(_)
                 ) && a.updates.len() > 1;
                 let why = unit::batch_failure(&outcome);
                 let failed = unit::batch_failed(&outcome);
@@ -175,6 +176,7 @@ impl<'a> Worker<'a> {
                 labels: &a.labels,
                 toolchain_policy: self.settings.toolchain_policy,
                 policy: &self.settings.screener.policy,
+                install: self.install_sources(unit),
             }
             .digest(),
         };
@@ -184,13 +186,9 @@ impl<'a> Worker<'a> {
             Err(stop) => return Prepared::Done(Outcome::Refused(stop)),
         }
         tracing::debug!(branch = %unit.branch, "claimed; building");
-        let (commit, facts) = match self.build(&job, report) {
-            Ok(Built::Ready(commit, facts)) => (commit, facts),
-            Ok(Built::NoChanges) => return Prepared::Done(Outcome::NoChanges),
-            Ok(Built::CommandFailed(why)) => return Prepared::Done(Outcome::CommandFailed(why)),
-            Ok(Built::Unverified(stop)) => return Prepared::Done(Outcome::Unverified(stop)),
-            Ok(Built::Gated(stop)) => return Prepared::Done(Outcome::Gated(stop)),
-            Ok(Built::TestsFailed(why)) => return Prepared::Done(Outcome::TestsFailed(why)),
+        let (commit, facts) = match self.build(&job, report).map(Built::ready) {
+            Ok(Ok(ready)) => ready,
+            Ok(Err(outcome)) => return Prepared::Done(outcome),
             Err(stop) => return Prepared::Done(Outcome::Refused(stop)),
         };
         let pushed = if self.settings.dry_run {
@@ -264,6 +262,7 @@ impl<'a> Worker<'a> {
             title = crate::supply::text::security_title(&title);
         }
         let toolchains = report.toolchains_of(&unit.branch);
+        let (installs, warnings) = tested_with(report, &unit.branch);
         let body = PrBody {
             description: &a.description,
             facts,
@@ -273,6 +272,8 @@ impl<'a> Worker<'a> {
             allow_mentions: self.settings.allow_mentions,
             toolchains: &toolchains,
             supply: &supply,
+            installs: &installs,
+            warnings: &warnings,
             split: unit.split.as_ref().map(|split| SplitNote {
                 split,
                 title: &a.title,

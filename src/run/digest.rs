@@ -21,12 +21,16 @@ pub struct BuildInputs<'a> {
     pub toolchain_policy: crate::toolchain::Policy,
     /// A unit built under another repository policy is built anew, and so screened by this one.
     pub policy: &'a crate::policy::Policy,
+    /// The frozen install of the unit's ecosystems, as the mission writes it: the tests ran on
+    /// what it built.
+    pub install: Vec<&'a str>,
 }
 
 impl BuildInputs<'_> {
     /// The build's digest: Quartermaster's version, the mission, the updates, the argv of every
     /// command and of the test, the working directory, the title, description and labels, how a
-    /// split unit came to be split off, and the toolchain policy.
+    /// split unit came to be split off, the toolchain policy, the repository policy and the frozen
+    /// install.
     pub fn digest(&self) -> String {
         let commands: Vec<(&str, &[String])> = self
             .unit
@@ -53,6 +57,7 @@ impl BuildInputs<'_> {
             "labels": self.labels,
             "toolchain_policy": format!("{:?}", self.toolchain_policy),
             "policy": policy,
+            "install": self.install,
         });
         let hash = Sha256::digest(canonical.to_string().as_bytes());
         let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();

@@ -19,6 +19,7 @@ mod build;
 mod comment;
 mod create_mr;
 mod digest;
+mod environment;
 mod gates;
 mod git_state;
 mod issues;
@@ -35,6 +36,7 @@ mod turn;
 mod unit;
 mod update_mr;
 mod verify;
+mod warnings;
 
 use crate::ci::progress::Progress;
 use crate::forge::Forge;
@@ -65,6 +67,8 @@ pub struct Settings {
     pub allow_mentions: bool,
     /// The environment every command and test runs with.
     pub child_env: BTreeMap<OsString, OsString>,
+    /// The variables the operator passed by name (`--extra-env`): they keep the operator's value.
+    pub extra_env: Vec<String>,
     /// Strings redacted from captured output (the token, in the forms it travels in).
     pub secrets: Vec<String>,
     /// Registry hosts the operator configured, besides those the base lock files already use.

@@ -5,6 +5,7 @@ use super::unit::{Split, Unit};
 use crate::changes::{ChangeFact, FormatChange, UpdateFact, Verdict};
 use crate::markdown::{self, MAX_POSTED_BODY, cell_code, code};
 use crate::plan::{Action, Skip, UpdateType};
+use crate::report::{ActionReport, Warned};
 use crate::toolchain::{Check, Verdict as ToolchainVerdict};
 
 /// What a PR says: the agent's description (neutralised and capped), then the facts as the lock
@@ -24,6 +25,10 @@ pub struct PrBody<'a> {
     /// For a PR split off a batch, what it says instead of the agent's description, which
     /// speaks of the whole batch.
     pub split: Option<SplitNote<'a>>,
+    /// The frozen install that built the tests' environment from the committed files, as it ran.
+    pub installs: &'a [String],
+    /// What the package managers' resolvers warned about while building the branch.
+    pub warnings: &'a [Warned],
 }
 
 /// Where a split PR comes from and what became of the updates it was split from.
@@ -111,14 +116,16 @@ impl PrBody<'_> {
         }
         tail.push_str(&formats(&self.facts.formats));
         tail.push_str(&transitive(&self.facts.transitive));
+        tail.push_str(&super::warnings::section(self.warnings));
         tail.push_str(self.supply);
         tail.push_str(&toolchains(self.toolchains));
         tail.push_str(&format!(
-            "\nTests passed: {}{}.\n\n---\n<sub>Opened by Quartermaster from an agent's plan; versions are read from the lock files. A commit by anyone else on this branch stops Quartermaster from updating it.</sub>\n{}",
+            "\nTests passed: {}{}{}.\n\n---\n<sub>Opened by Quartermaster from an agent's plan; versions are read from the lock files. A commit by anyone else on this branch stops Quartermaster from updating it.</sub>\n{}",
             code(self.test_command),
             self.working_dir
                 .map(|d| format!(" in {}", code(d)))
                 .unwrap_or_default(),
+            installed(self.installs),
             markdown::marker("pr", self.branch)
         ));
         let mut head = match &self.split {
@@ -205,6 +212,29 @@ fn change_cell(c: &ChangeFact) -> String {
         (Some(f), None) => format!("removed {}", cell_code(f)),
         (None, None) => "changed".to_string(),
     }
+}
+
+/// What a PR of `branch` says about how it was tested: the frozen install's commands, and the
+/// resolver warnings of its build.
+pub fn tested_with(report: &ActionReport, branch: &str) -> (Vec<String>, Vec<Warned>) {
+    let installs = report
+        .installs_of(branch)
+        .into_iter()
+        .map(|i| i.command.clone())
+        .collect();
+    (installs, report.warnings_of(branch))
+}
+
+/// How the tested environment was built: from the committed files alone, by the frozen install.
+fn installed(installs: &[String]) -> String {
+    if installs.is_empty() {
+        return String::new();
+    }
+    let commands: Vec<String> = installs.iter().map(|c| code(c)).collect();
+    format!(
+        ", on an environment built from the committed files alone ({})",
+        commands.join(", ")
+    )
 }
 
 /// The declared toolchains and the versions the commands ran with.

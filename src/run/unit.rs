@@ -85,7 +85,24 @@ pub enum Built {
     Unverified(Stop),
     /// The repository's policy refused a version the lock files newly resolve.
     Gated(Stop),
+    /// The frozen install of the committed files failed, or left out the test's runner.
+    InstallFailed(String),
     TestsFailed(String),
+}
+
+impl Built {
+    /// The commit and facts of a branch that is ready, or what became of one that is not.
+    pub fn ready(self) -> Result<(NewCommit, Box<changes::Verdict>), Outcome> {
+        match self {
+            Built::Ready(commit, facts) => Ok((commit, facts)),
+            Built::NoChanges => Err(Outcome::NoChanges),
+            Built::CommandFailed(why) => Err(Outcome::CommandFailed(why)),
+            Built::Unverified(stop) => Err(Outcome::Unverified(stop)),
+            Built::Gated(stop) => Err(Outcome::Gated(stop)),
+            Built::InstallFailed(why) => Err(Outcome::InstallFailed(why)),
+            Built::TestsFailed(why) => Err(Outcome::TestsFailed(why)),
+        }
+    }
 }
 
 /// What became of one unit.
@@ -98,6 +115,7 @@ pub enum Outcome {
     CommandFailed(String),
     Unverified(Stop),
     Gated(Stop),
+    InstallFailed(String),
     TestsFailed(String),
 }
 
@@ -237,6 +255,7 @@ pub fn batch_failure(outcome: &Outcome) -> &'static str {
         Outcome::CommandFailed(_) => "a command failed on the batch",
         Outcome::Unverified(_) => "the batch's lock files do not show what it declared",
         Outcome::Gated(_) => "the repository's policy refused a version the batch resolved",
+        Outcome::InstallFailed(_) => "the batch's committed lock files do not install",
         _ => "the batch failed its tests",
     }
 }
@@ -244,7 +263,9 @@ pub fn batch_failure(outcome: &Outcome) -> &'static str {
 /// How a batch that was split failed, with what failed: for the texts of its splits.
 pub fn batch_failed(outcome: &Outcome) -> String {
     let detail = match outcome {
-        Outcome::CommandFailed(why) | Outcome::TestsFailed(why) => why.as_str(),
+        Outcome::CommandFailed(why) | Outcome::TestsFailed(why) | Outcome::InstallFailed(why) => {
+            why.as_str()
+        }
         Outcome::Unverified(stop) | Outcome::Refused(stop) | Outcome::Gated(stop) => {
             stop.reason.as_str()
         }
@@ -261,6 +282,7 @@ pub fn fate(outcome: &Outcome) -> String {
         Outcome::NoChanges => "no changes".to_string(),
         Outcome::CommandFailed(why) => format!("a command failed: {why}; no PR"),
         Outcome::TestsFailed(why) => format!("failed its tests: {why}; no PR"),
+        Outcome::InstallFailed(why) => format!("{why}; no PR"),
         Outcome::Refused(stop) | Outcome::Unverified(stop) | Outcome::Gated(stop) => {
             let status = match stop.status {
                 Status::Denied => "denied",
@@ -315,6 +337,7 @@ fn describe(outcome: &Outcome) -> (Option<Status>, String) {
             (Some(stop.status), stop.reason.clone())
         }
         Outcome::CommandFailed(why) => (Some(Status::Failed), why.clone()),
+        Outcome::InstallFailed(why) => (Some(Status::Failed), format!("{why}; no PR")),
         Outcome::TestsFailed(why) => (Some(Status::Failed), format!("{why}; no PR")),
     }
 }

@@ -48,6 +48,7 @@ impl<'a> Worker<'a> {
                 labels: a.labels.as_deref().unwrap_or(&[]),
                 toolchain_policy: self.settings.toolchain_policy,
                 policy: &self.settings.screener.policy,
+                install: self.install_sources(&unit),
             }
             .digest(),
         };
@@ -132,6 +133,12 @@ impl<'a> Worker<'a> {
                 )));
             }
             Built::CommandFailed(why) => return Err(Stop::failed(why)),
+            Built::InstallFailed(why) => {
+                return Err(Stop::failed(format!(
+                    "{why}; PR #{} was left as it was",
+                    pr.number
+                )));
+            }
             Built::TestsFailed(why) => {
                 return Err(Stop::failed(format!(
                     "{why}; PR #{} was left as it was",
@@ -148,6 +155,7 @@ impl<'a> Worker<'a> {
         // Without a new description the PR keeps its body, with the new build recorded.
         let toolchains = report.toolchains_of(&a.branch);
         let (supply, security) = self.screening_text(&a.branch, report);
+        let (installs, warnings) = super::text::tested_with(report, &a.branch);
         let body = match a.description.as_deref() {
             Some(description) => PrBody {
                 description,
@@ -159,6 +167,8 @@ impl<'a> Worker<'a> {
                 toolchains: &toolchains,
                 supply: &supply,
                 split: None,
+                installs: &installs,
+                warnings: &warnings,
             }
             .render(),
             None => pr.body.clone(),

@@ -1,7 +1,7 @@
 //! A plan that passed every rule, with what its commands matched: the engine's only input.
 
 use super::changes::Matched;
-use crate::mission::{CommandMatch, FilePolicy, Mission, TestCommand};
+use crate::mission::{CommandMatch, FilePolicy, InstallCommand, Mission, TestCommand};
 use crate::plan::{
     Action, CloseMr, CommentIssue, CommentMr, CreateIssue, CreateMr, Plan, Skip, UpdateMr,
 };
@@ -42,6 +42,8 @@ pub struct ValidatedPlan {
     plan: Plan,
     recipes: BTreeMap<usize, Recipe>,
     files: FilePolicy,
+    /// Each ecosystem's frozen install.
+    installs: BTreeMap<String, Vec<InstallCommand>>,
     mission: String,
 }
 
@@ -60,6 +62,11 @@ impl ValidatedPlan {
             plan,
             recipes,
             files: mission.file_policy(),
+            installs: mission
+                .ecosystems
+                .iter()
+                .map(|(name, eco)| (name.clone(), eco.install.clone()))
+                .collect(),
             mission: mission.name.clone(),
         })
     }
@@ -76,6 +83,12 @@ impl ValidatedPlan {
     /// The files each ecosystem's commands may change.
     pub fn files(&self) -> &FilePolicy {
         &self.files
+    }
+
+    /// The frozen install of `ecosystem`: what builds a unit's test environment from its
+    /// committed files.
+    pub fn install(&self, ecosystem: &str) -> &[InstallCommand] {
+        self.installs.get(ecosystem).map_or(&[], Vec::as_slice)
     }
 
     /// The programs the plan's commands and tests start, each once.

@@ -521,7 +521,7 @@ const CASES: &[Case] = &[
     ),
     case(
         "npx",
-        |p| set(p, "/actions/1/test_command", json!("npx jest")),
+        |p| set(p, "/actions/1/test_command", json!("npx left-pad")),
         &[("/actions/1/test_command", "test_command.package_executor")],
     ),
     case(
@@ -1160,5 +1160,5 @@ fn p_typo(plan: &mut Value) {
     let v = plan["actions"][1]["fallback_strategy"].clone();
     remove(plan, "/actions/1/fallback_strategy");
     plan["actions"][1]["fallback_stratgy"] = v;
-    set(plan, "/actions/1/test_command", json!("npx jest"));
+    set(plan, "/actions/1/test_command", json!("npx left-pad"));
 }

@@ -1,5 +1,5 @@
-//! The README documents every finding code, and every update command and dependency file of the
-//! deps mission.
+//! The README documents every finding code, and every update command, frozen install and
+//! dependency file of the deps mission.
 
 use quartermaster::finding::Code;
 
@@ -45,6 +45,15 @@ fn every_deps_command_is_documented() {
                 .any(|l| l.starts_with(&format!("| {name} |")) && l.ends_with(&row_ends)),
             "README's {name} row lacks its files {row_ends}"
         );
+    }
+    for (name, eco) in &deps.ecosystems {
+        for install in &eco.install {
+            assert!(
+                readme.contains(&format!("`{}`", install.source())),
+                "README lacks {name}'s frozen install `{}`",
+                install.source()
+            );
+        }
     }
     for runner in deps.test_runners() {
         assert!(

@@ -82,6 +82,22 @@ fn assert_landed(f: &Fixture, run: &Run, i: usize, update: (&str, &str, &str), f
     );
 }
 
+/// Action `i`'s tests ran on what `install` (the ecosystem's frozen install) built from the
+/// committed files, and its PR says so.
+fn assert_installed(f: &Fixture, run: &Run, i: usize, install: &str) {
+    let installs: Vec<(&str, bool)> = run.action(i)["installs"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no frozen install: {}", run.said()))
+        .iter()
+        .map(|r| (r["command"].as_str().unwrap(), r["ok"] == true))
+        .collect();
+    assert_eq!(installs, [(install, true)], "{}", run.said());
+    let branch = run.action(i)["branch"].as_str().unwrap();
+    let pull = f.pulls().into_iter().find(|p| p["head"] == branch).unwrap();
+    let claim = format!("on an environment built from the committed files alone (`{install}`).");
+    assert!(pull["body"].as_str().unwrap().contains(&claim), "{pull}");
+}
+
 /// yarn classic: the lock has async 3.2.5 from the stand-in; 3.2.6 is then released and 3.2.7
 /// never is. `yarn upgrade async@3.2.7` fails in the sandbox and nothing is published for it;
 /// `yarn upgrade async@3.2.6` moves yarn.lock (and the range yarn writes into package.json),
@@ -141,6 +157,7 @@ fn yarn_upgrade_states_what_yarn_lock_did() {
         ("async", "3.2.5", "3.2.6"),
         "package.json\nyarn.lock",
     );
+    assert_installed(&f, &run, 1, "yarn install --frozen-lockfile");
     assert_eq!(f.pulls().len(), 1);
     assert!(!f.branches().contains_key("quartermaster/async-unreleased"));
     let lock = f.show("quartermaster/async", "yarn.lock");
@@ -222,6 +239,7 @@ fn yarn_berry_add_states_what_yarn_lock_did() {
         ("async", "3.2.5", "3.2.6"),
         ".pnp.cjs\npackage.json\nyarn.lock",
     );
+    assert_installed(&f, &run, 1, "yarn install --immutable");
     assert!(!f.branches().contains_key("quartermaster/async-upgrade"));
     let lock = f.show("quartermaster/async", "yarn.lock");
     assert!(lock.contains("\n__metadata:\n"), "{lock}");
@@ -297,6 +315,7 @@ fn pnpm_update_states_what_pnpm_lock_did() {
         ("async", "3.2.5", "3.2.6"),
         "package.json\npnpm-lock.yaml",
     );
+    assert_installed(&f, &run, 1, "pnpm install --frozen-lockfile");
     let lock = f.show("quartermaster/async", "pnpm-lock.yaml");
     assert!(
         lock.contains("specifier: ^3.2.6\n        version: 3.2.6\n"),
@@ -329,6 +348,7 @@ fn bun_update_states_what_bun_lock_did() {
         ("async", "3.2.5", "3.2.6"),
         "bun.lock\npackage.json",
     );
+    assert_installed(&f, &run, 1, "bun install --frozen-lockfile");
     let lock = f.show("quartermaster/async", "bun.lock");
     let entry = format!(
         "\"async\": [\"async@3.2.6\", \"{}async/-/async-3.2.6.tgz\", {{}}, \"sha512-",
@@ -391,6 +411,7 @@ fn npm_update_states_what_the_shrinkwrap_did() {
         ("async", "3.2.5", "3.2.6"),
         "npm-shrinkwrap.json",
     );
+    assert_installed(&f, &run, 1, "npm ci");
     assert!(
         sh(&f.remote, "git ls-tree --name-only quartermaster/async")
             .lines()
@@ -436,6 +457,7 @@ fn bundle_update_states_what_gemfile_lock_did() {
         "[update.not_reached] `lib` ended at 1.0.1 in Gemfile.lock, not at the declared 1.0.2 (it was 1.0.0): declare 1.0.1 as `to`, or use a command that reaches 1.0.2"
     );
     assert_landed(&f, &run, 1, ("lib", "1.0.0", "1.0.1"), "Gemfile.lock");
+    assert_installed(&f, &run, 1, "bundle install");
     let before = f.show("main", "Gemfile.lock");
     let lock = f.show("quartermaster/lib", "Gemfile.lock");
     assert_eq!(lock, before.replace("    lib (1.0.0)", "    lib (1.0.1)"));

@@ -89,6 +89,7 @@ fn settings(scratch: &Path, osv: &str, runtime: &tokio::runtime::Runtime) -> Set
         draft: false,
         allow_mentions: false,
         child_env: quartermaster::process::child_env(std::env::vars_os(), &[]),
+        extra_env: vec![],
         secrets: vec![],
         registry_hosts: vec![],
         scratch: scratch.to_path_buf(),

@@ -18,6 +18,7 @@ mod explain;
 mod facts;
 mod first_hour;
 mod fleet;
+mod frozen;
 mod github;
 mod gitlab;
 mod golden;

@@ -2,6 +2,7 @@
 //! plan is claimed, run and answered (its status and the result plan), every refusal runs nothing,
 //! and a signal after the claim still answers the plan `failed`.
 
+use crate::common::replay::Operator;
 use crate::common::{Fixture, Run, create_mr, greeting, plan, processes_running, sh};
 use quartermaster::named_plan::{PlanFile, PlanName, PlanStore, plan_json};
 use serde_json::{Value, json};
@@ -47,7 +48,7 @@ fn run_named(f: &Fixture, dir: &Path, extra: &[&str]) -> Run {
         .args(extra)
         .output()
         .unwrap();
-    Run {
+    let run = Run {
         code: out.status.code().unwrap_or(-1),
         report: std::fs::read(&report)
             .ok()
@@ -56,7 +57,10 @@ fn run_named(f: &Fixture, dir: &Path, extra: &[&str]) -> Run {
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
         summary: String::new(),
-    }
+    };
+    // The named plans here are the fixture's cargo plans.
+    f.replay(&run, &plan(vec![]), &Operator::of(f, extra, &[]));
+    run
 }
 
 /// The report the result plan carries.

@@ -244,6 +244,20 @@ fn pip_compile_upgrades_requirements_txt() {
         "{requirements}"
     );
     assert!(!requirements.contains("lib==1.0.0"), "{requirements}");
+    let installs: Vec<&str> = run.action(0)["installs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["command"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        installs,
+        [
+            "python3 -m venv <env>",
+            "pip install --require-hashes -r requirements.txt"
+        ],
+        "requirements.txt pins with hashes"
+    );
     assert!(index.fetched("1.0.1"), "pip hashed the wheel it fetched");
 }
 

@@ -258,10 +258,14 @@ fn a_crate_locked_twice_is_updated_by_the_copy_it_names() {
 /// A node app whose package-lock.json has `parent` 1.0.0 and, through it, `child` 1.0.0.
 fn node_app(f: &Fixture, lock: &[&str]) -> NpmRegistry {
     let registry = NpmRegistry::start("parent");
-    registry.publish_package("child", "1.0.0", &[]);
-    registry.publish_package("parent", "1.0.0", &[("child", "^1.0.0")]);
+    registry.publish_package("child", "1.0.0", json!({}));
+    registry.publish_package(
+        "parent",
+        "1.0.0",
+        json!({"dependencies": {"child": "^1.0.0"}}),
+    );
     f.add_node_app(&registry, &[("parent", "^1.0.0")], &[lock]);
-    registry.publish_package("child", "1.0.1", &[]);
+    registry.publish_package("child", "1.0.1", json!({}));
     registry
 }
 

@@ -167,6 +167,17 @@ impl Pattern {
         }
     }
 
+    /// The `i`th word, when it is literal text.
+    pub fn literal(&self, i: usize) -> Option<&str> {
+        match self.tokens.get(i) {
+            Some(Token::Word(parts)) => match parts.as_slice() {
+                [Part::Lit(text)] => Some(text),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
     /// Whether the pattern names a package (`go get <pkg>@<ver>`) or not (`go mod tidy`).
     pub fn mentions_package(&self) -> bool {
         self.tokens
@@ -536,10 +547,12 @@ mod file;
 mod fill;
 mod split;
 mod test_args;
+mod test_runs;
 
 pub use split::{MAX_COMMAND_LEN, MAX_WORDS, split, splits_on_this_thread};
 
 pub use test_args::{Arg, FlagSpec, Positionals, TestPattern, ValueKind};
+pub(crate) use test_runs::check_runs as check_test_runs;
 
 #[cfg(test)]
 mod tests;

@@ -175,6 +175,8 @@ pub enum Positionals {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TestPattern {
     pub pattern: Pattern,
+    /// What executes instead of the form, when it differs (see [`TestPattern::executed`]).
+    pub runs: Option<Pattern>,
     pub flags: Vec<FlagSpec>,
     pub positionals: Positionals,
 }
@@ -204,6 +206,11 @@ impl TestPattern {
         };
         let needed = prefix.len() + suffix.len();
         if words.len() < needed {
+            // The words there are must fit first: `uv run --frozen pytest` is refused for its
+            // option, not as an incomplete `uv run python -m unittest discover`.
+            for (i, (token, word)) in prefix.iter().zip(words).enumerate() {
+                self.fixed_word(token, i, word)?;
+            }
             return Err(Mismatch::at_word(
                 words.len(),
                 false,

@@ -255,6 +255,7 @@ fn mismatches_name_the_wrong_word() {
 fn test_pattern(pattern: &str, flags: &[&str], positionals: Positionals) -> TestPattern {
     TestPattern {
         pattern: Pattern::parse(pattern, PatternKind::Test).unwrap(),
+        runs: None,
         flags: flags.iter().map(|f| FlagSpec::parse(f).unwrap()).collect(),
         positionals,
     }

@@ -50,6 +50,8 @@ fn body(facts: &Verdict, description: &str) -> String {
         supply: "",
         toolchains: &[],
         split: None,
+        installs: &[],
+        warnings: &[],
     }
     .render()
 }
@@ -212,6 +214,8 @@ fn a_pr_body_lists_the_declared_toolchains() {
         supply: "",
         toolchains: &checks,
         split: None,
+        installs: &[],
+        warnings: &[],
     }
     .render();
     assert!(
@@ -275,6 +279,8 @@ fn a_split_pr_speaks_of_its_own_update_and_why_it_was_split() {
         allow_mentions: false,
         toolchains: &[],
         supply: "",
+        installs: &[],
+        warnings: &[],
         split: Some(SplitNote {
             split: &split,
             title: &unit.title,
@@ -303,4 +309,34 @@ fn a_split_pr_speaks_of_its_own_update_and_why_it_was_split() {
         "individual_commit_message",
         commit_message(&individual, &facts, false)
     );
+}
+
+#[test]
+fn a_pr_body_says_its_tests_ran_on_a_frozen_install_and_shows_resolver_warnings() {
+    let facts = Verdict {
+        updates: vec![fact("typescript", ("6.0.2", "6.1.0"), ("6.0.2", "6.1.0"))],
+        ..Verdict::default()
+    };
+    let warnings = [Warned {
+        command: "npm install typescript@6.1.0".into(),
+        warnings: vec![
+            "npm warn ERESOLVE overriding peer dependency\nnpm warn While resolving: app@1.0.0"
+                .into(),
+        ],
+    }];
+    let text = PrBody {
+        description: "Minor release.",
+        facts: &facts,
+        test_command: "npm test",
+        working_dir: None,
+        branch: "quartermaster/typescript",
+        allow_mentions: false,
+        toolchains: &[],
+        supply: "",
+        installs: &["npm ci".to_string()],
+        warnings: &warnings,
+        split: None,
+    }
+    .render();
+    insta::assert_snapshot!("pr_body_frozen_install", text);
 }

@@ -15,6 +15,7 @@ pub mod npm_registry;
 pub mod osv;
 pub mod pypi_index;
 pub mod releases;
+pub mod replay;
 pub mod skip;
 
 use assert_cmd::Command;
@@ -626,13 +627,16 @@ impl Fixture {
             .ok()
             .and_then(|b| serde_json::from_slice(&b).ok())
             .unwrap_or(Value::Null);
-        Run {
+        let run = Run {
             code: out.status.code().unwrap_or(-1),
             report,
             stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
             stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
             summary: std::fs::read_to_string(summary_path).unwrap_or_default(),
-        }
+        };
+        // Every PR this run says passed its tests must pass them again on a clean clone.
+        self.replay(&run, plan, &replay::Operator::of(self, extra, env));
+        run
     }
 
     /// Remote branches and their tips.

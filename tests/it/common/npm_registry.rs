@@ -1,7 +1,8 @@
-//! An npm registry stand-in on loopback for tests: one package's packument and its tarballs over
-//! HTTP, built on the spot, so that npm, yarn, pnpm and bun resolve and install with no network
-//! (pnpm and bun ask for the abbreviated packument but take the full one). Versions are published
-//! while it runs, as a release appears after a lock file was written.
+//! An npm registry stand-in on loopback for tests: packuments and tarballs over HTTP, built on the
+//! spot, so that npm, yarn, pnpm and bun resolve and install with no network (pnpm and bun ask for
+//! the abbreviated packument but take the full one). It serves one package, or a set of them
+//! with their dependencies and peer dependencies. Versions are published while it runs, as a
+//! release appears after a lock file was written.
 
 use super::{Fixture, sh, succeed};
 use base64::Engine as _;
@@ -11,24 +12,22 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-/// A version's tarball, the `dist` the packument gives for it, its dependencies, when it was
-/// published and its deprecation message.
+/// A version's tarball, the manifest the packument gives for it (with its `dist`, and its
+/// `deprecated` message once deprecated) and when it was published.
 struct Release {
     tarball: Vec<u8>,
-    dist: Value,
-    dependencies: Map<String, Value>,
+    manifest: Value,
     time: String,
-    deprecated: Option<String>,
 }
 
-/// Every package served, by name, with its releases by version.
-type Packages = BTreeMap<String, BTreeMap<String, Release>>;
+/// Package name -> version -> release.
+type Releases = BTreeMap<String, BTreeMap<String, Release>>;
 
 pub struct NpmRegistry {
     /// `http://127.0.0.1:PORT/`, the registry URL npm is given.
     pub url: String,
     name: String,
-    releases: Arc<Mutex<Packages>>,
+    releases: Arc<Mutex<Releases>>,
     /// The paths requested, in order.
     pub requests: Arc<Mutex<Vec<String>>>,
     /// The `Authorization` header of each request that had one.
@@ -86,47 +85,54 @@ impl NpmRegistry {
         self.publish_at(version, super::LONG_AGO);
     }
 
+    /// Publishes `version` at `time` (RFC 3339), the packument's `time[version]`.
+    pub fn publish_at(&self, version: &str, time: &str) {
+        self.publish_dated(&self.name.clone(), version, json!({}), &[], time);
+    }
+
     /// Deprecates `version` with `message`, as `npm deprecate` does.
     pub fn deprecate(&self, version: &str, message: &str) {
         let mut releases = self.releases.lock().unwrap();
         let release = releases.get_mut(&self.name).unwrap().get_mut(version);
-        release.unwrap().deprecated = Some(message.to_string());
+        release.unwrap().manifest["deprecated"] = json!(message);
     }
 
-    /// Publishes `version` at `time` (RFC 3339), the packument's `time[version]`.
-    pub fn publish_at(&self, version: &str, time: &str) {
-        self.publish_package_at(&self.name, version, &[], time);
+    /// Publishes `version` of `name`, long ago, whose package.json also holds `fields` (its
+    /// `dependencies`, `peerDependencies`, ...).
+    pub fn publish_package(&self, name: &str, version: &str, fields: Value) {
+        self.publish_files(name, version, fields, &[]);
     }
 
-    /// Publishes `version` of the package `name` (served besides the first), long ago,
-    /// depending on `dependencies` (name, range).
-    pub fn publish_package(&self, name: &str, version: &str, dependencies: &[(&str, &str)]) {
-        self.publish_package_at(name, version, dependencies, super::LONG_AGO);
+    /// [`NpmRegistry::publish_package`] with more `files` in the package (a `bin` script).
+    pub fn publish_files(&self, name: &str, version: &str, fields: Value, files: &[(&str, &str)]) {
+        self.publish_dated(name, version, fields, files, super::LONG_AGO);
     }
 
-    /// [`NpmRegistry::publish_package`] at `time` (RFC 3339).
-    pub fn publish_package_at(
+    /// [`NpmRegistry::publish_files`], published at `time` (RFC 3339).
+    fn publish_dated(
         &self,
         name: &str,
         version: &str,
-        dependencies: &[(&str, &str)],
+        fields: Value,
+        files: &[(&str, &str)],
         time: &str,
     ) {
-        let dependencies: Map<String, Value> = dependencies
-            .iter()
-            .map(|(n, range)| (n.to_string(), json!(range)))
-            .collect();
         let work = tempfile::tempdir().unwrap();
         let package = work.path().join("package");
         std::fs::create_dir_all(&package).unwrap();
-        let manifest = json!({"name": name, "version": version, "main": "index.js",
-            "dependencies": dependencies});
+        let mut manifest = json!({"name": name, "version": version, "main": "index.js"});
+        for (key, value) in fields.as_object().unwrap() {
+            manifest[key] = value.clone();
+        }
         std::fs::write(package.join("package.json"), manifest.to_string()).unwrap();
         std::fs::write(
             package.join("index.js"),
             format!("module.exports = {{ version: \"{version}\" }};\n"),
         )
         .unwrap();
+        for (file, text) in files {
+            std::fs::write(package.join(file), text).unwrap();
+        }
         sh(work.path(), "tar -czf package.tgz package");
         let tarball = std::fs::read(work.path().join("package.tgz")).unwrap();
         let integrity = format!(
@@ -138,15 +144,14 @@ impl NpmRegistry {
             "tarball": format!("{}{name}/-/{file}", self.url),
             "integrity": integrity,
         });
+        manifest["dist"] = dist;
         let mut releases = self.releases.lock().unwrap();
         releases.entry(name.to_string()).or_default().insert(
             version.to_string(),
             Release {
                 tarball,
-                dist,
-                dependencies,
+                manifest,
                 time: time.to_string(),
-                deprecated: None,
             },
         );
     }
@@ -160,26 +165,21 @@ impl Drop for NpmRegistry {
 
 /// The packument at `/<name>`, a tarball at `/<name>/-/<name>-<version>.tgz`, 404 otherwise
 /// (npm's audit and other endpoints included).
-fn answer(packages: &Packages, url: &str) -> tiny_http::Response<std::io::Cursor<Vec<u8>>> {
+fn answer(releases: &Releases, url: &str) -> tiny_http::Response<std::io::Cursor<Vec<u8>>> {
     let path = url.split('?').next().unwrap_or_default();
-    let name = path
-        .trim_start_matches('/')
-        .split("/-/")
-        .next()
-        .unwrap_or_default();
-    let Some(releases) = packages.get(name).filter(|r| !r.is_empty()) else {
-        return tiny_http::Response::from_data(b"not found".to_vec()).with_status_code(404);
-    };
-    if path == format!("/{name}") {
-        let body = packument(name, releases).to_string().into_bytes();
+    let name = path.trim_start_matches('/');
+    if let Some(versions) = releases.get(name).filter(|v| !v.is_empty()) {
+        let body = packument(name, versions).to_string().into_bytes();
         let json = tiny_http::Header::from_bytes("Content-Type", "application/json").unwrap();
         return tiny_http::Response::from_data(body).with_header(json);
     }
-    let prefix = format!("/{name}/-/{name}-");
-    let version = path
-        .strip_prefix(prefix.as_str())
-        .and_then(|rest| rest.strip_suffix(".tgz"));
-    match version.and_then(|v| releases.get(v)) {
+    let tarball = name.split_once("/-/").and_then(|(name, file)| {
+        let version = file
+            .strip_prefix(&format!("{name}-"))?
+            .strip_suffix(".tgz")?;
+        releases.get(name)?.get(version)
+    });
+    match tarball {
         Some(release) => tiny_http::Response::from_data(release.tarball.clone()),
         None => tiny_http::Response::from_data(b"not found".to_vec()).with_status_code(404),
     }
@@ -191,12 +191,7 @@ fn packument(name: &str, releases: &BTreeMap<String, Release>) -> Value {
     let mut time = Map::new();
     for (version, release) in releases {
         latest = latest.max(version.parse().unwrap());
-        let mut doc = json!({"name": name, "version": version, "main": "index.js",
-            "dist": release.dist, "dependencies": release.dependencies});
-        if let Some(message) = &release.deprecated {
-            doc["deprecated"] = json!(message);
-        }
-        versions.insert(version.clone(), doc);
+        versions.insert(version.clone(), release.manifest.clone());
         time.insert(version.clone(), json!(release.time));
     }
     json!({
