@@ -165,6 +165,6 @@ for record in "$out"/forge/pulls/*.json "$out"/forge/issues/*.json; do
     printf '%s: %s\n' "${record#"$out"/}" "$(sed -n 's/^  "title": "\(.*\)",$/\1/p' "$record")"
 done
 echo
-echo "Exit code $status: 1 means an action failed (here, farewell 2.0.1 failed the tests, as intended)."
+echo "Exit code $status: 1 means an action did not fully land (here, farewell 2.0.1 failed the tests, as intended, and greeting landed alone: partial)."
 echo "Report: $out/report.json   Summary: $out/summary.md   Forge: $out/forge/"
 [ "$status" -le 1 ]

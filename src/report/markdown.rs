@@ -8,9 +8,15 @@ impl RunReport {
     pub fn to_markdown(&self) -> String {
         let s = &self.summary;
         let mut out = format!(
-            "## Quartermaster: {} done, {} failed, {} skipped, {} denied\n\n",
+            "## Quartermaster: {} done, {} failed, {} skipped, {} denied",
             s.done, s.failed, s.skipped, s.denied
         );
+        for (count, word) in [(s.partial, "partial"), (s.cancelled, "cancelled")] {
+            if count > 0 {
+                out.push_str(&format!(", {count} {word}"));
+            }
+        }
+        out.push_str("\n\n");
         if self.dry_run {
             out.push_str("**Dry run**: nothing was pushed, opened or closed.\n\n");
         }
@@ -174,6 +180,8 @@ fn status_badge(status: Status) -> &'static str {
         Status::Failed => "❌ failed",
         Status::Skipped => "⏭️ skipped",
         Status::Denied => "⛔ denied",
+        Status::Partial => "🟡 partial",
+        Status::Cancelled => "🛑 cancelled",
     }
 }
 

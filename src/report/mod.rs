@@ -24,6 +24,10 @@ pub enum Status {
     Skipped,
     /// Refused by policy: not Quartermaster's PR, human commits on the branch, ...
     Denied,
+    /// Split into one PR per update, some of which landed and some not: the reason says which.
+    Partial,
+    /// Not finished: the run was stopped by a signal (a cancelled CI job) before or while it ran.
+    Cancelled,
 }
 
 /// What happened to a PR/MR or issue.
@@ -344,6 +348,14 @@ pub struct Summary {
     pub failed: usize,
     pub skipped: usize,
     pub denied: usize,
+    #[serde(default, skip_serializing_if = "is_none")]
+    pub partial: usize,
+    #[serde(default, skip_serializing_if = "is_none")]
+    pub cancelled: usize,
+}
+
+fn is_none(n: &usize) -> bool {
+    *n == 0
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -421,8 +433,9 @@ impl RunReport {
     }
 
     /// Fills the summary, the commands' share of `timing.total_ms` and the exit code from the
-    /// actions: 0 when everything was done or skipped, 1 when something failed or was denied, 2
-    /// when the plan was invalid or the run could not start. Pure: merged reports use it too.
+    /// actions: 0 when everything was done or skipped, 1 when something failed, was denied, landed
+    /// only in part or was cancelled, 2 when the plan was invalid or the run could not start.
+    /// Pure: merged reports use it too.
     pub fn tally(&mut self) {
         let mut summary = Summary::default();
         for a in &self.actions {
@@ -431,6 +444,8 @@ impl RunReport {
                 Status::Failed => summary.failed += 1,
                 Status::Skipped => summary.skipped += 1,
                 Status::Denied => summary.denied += 1,
+                Status::Partial => summary.partial += 1,
+                Status::Cancelled => summary.cancelled += 1,
             }
         }
         self.summary = summary;
@@ -439,7 +454,7 @@ impl RunReport {
         self.timing.overhead_ms = self.timing.total_ms.saturating_sub(commands_ms);
         self.exit_code = if !self.validation.valid || self.error.is_some() {
             2
-        } else if summary.failed + summary.denied > 0 {
+        } else if summary.failed + summary.denied + summary.partial + summary.cancelled > 0 {
             1
         } else {
             0
@@ -510,7 +525,8 @@ mod tests {
                 done: 0,
                 failed: 0,
                 skipped: 1,
-                denied: 1
+                denied: 1,
+                ..Summary::default()
             }
         );
     }

@@ -145,7 +145,7 @@ fn individual_on_failure_lands_what_passes(backend: Backend) {
         &[],
     );
     assert_eq!(run.code, 1, "{}", run.said());
-    assert_eq!(run.status(0), "failed");
+    assert_eq!(run.status(0), "partial");
     let reason = run.reason(0);
     assert!(
         reason.starts_with("the batch failed its tests, so each update was tried alone"),
@@ -1003,6 +1003,7 @@ fn individual_on_failure_also_splits_when_a_command_fails_on_the_batch() {
         &[],
     );
     assert_eq!(run.code, 1, "{}", run.said());
+    assert_eq!(run.status(0), "partial");
     let reason = run.reason(0);
     assert!(
         reason.starts_with("a command failed on the batch, so each update was tried alone; quartermaster/cargo--greeting: PR #1 created; quartermaster/cargo--farewell: `cargo update -p farewell --precise 9.9.9` failed"),

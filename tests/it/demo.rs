@@ -34,7 +34,7 @@ fn the_demo_runs_end_to_end() {
         "{stdout}"
     );
     assert!(
-        stdout.contains("## Quartermaster: 1 done, 1 failed, 1 skipped, 0 denied"),
+        stdout.contains("## Quartermaster: 1 done, 0 failed, 1 skipped, 0 denied, 1 partial"),
         "{stdout}"
     );
     let report: serde_json::Value =
@@ -42,7 +42,7 @@ fn the_demo_runs_end_to_end() {
             .unwrap();
     assert_eq!(
         report["summary"],
-        serde_json::json!({"done": 1, "failed": 1, "skipped": 1, "denied": 0})
+        serde_json::json!({"done": 1, "failed": 0, "skipped": 1, "denied": 0, "partial": 1})
     );
     assert_eq!(report["exit_code"], 1);
     let pull: serde_json::Value =
