@@ -74,6 +74,14 @@ struct Item {
     draft: bool,
     #[serde(default)]
     comments: Vec<StoredComment>,
+    #[serde(default, skip_serializing_if = "is_false")]
+    auto_merge: bool,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    reviewers: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    team_reviewers: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    assignees: Vec<String>,
     created_at: String,
     updated_at: String,
 }
@@ -89,6 +97,10 @@ struct StoredComment {
 struct Counters {
     next_number: u64,
     next_comment_id: u64,
+}
+
+fn is_false(b: &bool) -> bool {
+    !b
 }
 
 fn now() -> String {
@@ -265,6 +277,11 @@ impl LocalForge {
             labels: item.labels,
             draft: item.draft,
             from_fork: false,
+            created_at: Some(item.created_at),
+            auto_merge: item.auto_merge,
+            reviewers: item.reviewers,
+            team_reviewers: item.team_reviewers,
+            assignees: item.assignees,
         }
     }
 
@@ -305,10 +322,11 @@ fn kind_word(kind: Kind) -> &'static str {
     }
 }
 
-fn add_labels(labels: &mut Vec<String>, more: &[String]) {
-    for label in more {
-        if !labels.contains(label) {
-            labels.push(label.clone());
+/// Adds each of `more` to `names` once (labels, reviewers, assignees).
+fn add_labels(names: &mut Vec<String>, more: &[String]) {
+    for name in more {
+        if !names.contains(name) {
+            names.push(name.clone());
         }
     }
 }
@@ -353,6 +371,10 @@ impl Forge for LocalForge {
             base: Some(new.base.clone()),
             draft: new.draft,
             comments: Vec::new(),
+            auto_merge: false,
+            reviewers: Vec::new(),
+            team_reviewers: Vec::new(),
+            assignees: Vec::new(),
             created_at: now(),
             updated_at: now(),
         };
@@ -384,6 +406,35 @@ impl Forge for LocalForge {
             Ok(())
         })?;
         Ok(self.pull_request_of(item))
+    }
+
+    async fn open_pull_requests(&self, label: &str) -> Result<Vec<PullRequest>> {
+        Ok(self
+            .all(Kind::PullRequest)?
+            .into_iter()
+            .filter(|i| i.state == State::Open && i.labels.iter().any(|l| l == label))
+            .map(|i| self.pull_request_of(i))
+            .collect())
+    }
+
+    /// The local forge has no checks to wait for: the request is recorded (`"auto_merge": true`)
+    /// for whoever merges.
+    async fn request_auto_merge(&self, number: u64, _head: git2::Oid) -> Result<()> {
+        self.modify(Kind::PullRequest, number, |item| {
+            item.auto_merge = true;
+            Ok(())
+        })?;
+        Ok(())
+    }
+
+    async fn request_review(&self, number: u64, people: &super::People) -> Result<Vec<String>> {
+        self.modify(Kind::PullRequest, number, |item| {
+            add_labels(&mut item.reviewers, &people.reviewers);
+            add_labels(&mut item.team_reviewers, &people.team_reviewers);
+            add_labels(&mut item.assignees, &people.assignees);
+            Ok(())
+        })?;
+        Ok(Vec::new())
     }
 
     async fn find_open_issue(
@@ -424,6 +475,10 @@ impl Forge for LocalForge {
             base: None,
             draft: false,
             comments: Vec::new(),
+            auto_merge: false,
+            reviewers: Vec::new(),
+            team_reviewers: Vec::new(),
+            assignees: Vec::new(),
             created_at: now(),
             updated_at: now(),
         };

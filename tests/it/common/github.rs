@@ -33,6 +33,33 @@ pub struct Pull {
     pub draft: bool,
     /// Opened from a fork: its head lives in another repository.
     pub fork: bool,
+    pub auto_merge: bool,
+    pub reviewers: Vec<String>,
+    pub teams: Vec<String>,
+    pub assignees: Vec<String>,
+    pub created_at: String,
+}
+
+impl Pull {
+    fn new(number: u64, head: &str, title: String, body: String) -> Self {
+        Pull {
+            number,
+            state: "open",
+            merged: false,
+            title,
+            body,
+            head: head.into(),
+            base: "main".into(),
+            labels: Vec::new(),
+            draft: false,
+            fork: false,
+            auto_merge: false,
+            reviewers: Vec::new(),
+            teams: Vec::new(),
+            assignees: Vec::new(),
+            created_at: super::github_api::now(),
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -59,15 +86,17 @@ pub struct Fault {
 
 pub struct State {
     pub token: String,
+    /// Commits made through the Git database endpoints, in order.
+    pub api_commits: Vec<String>,
     pub next: u64,
     pub pulls: BTreeMap<u64, Pull>,
     pub issues: BTreeMap<u64, Issue>,
     pub comments: BTreeMap<u64, Vec<(u64, String)>>,
-    next_comment: u64,
+    pub(super) next_comment: u64,
     pub faults: Vec<Fault>,
     /// The bare repository branches are pushed to.
     pub git_dir: PathBuf,
-    templates: Value,
+    pub(super) templates: Value,
 }
 
 pub struct FakeGithub {
@@ -97,6 +126,7 @@ impl FakeGithub {
         .unwrap();
         let state = Arc::new(Mutex::new(State {
             token: token.to_string(),
+            api_commits: Vec::new(),
             next: 1,
             pulls: BTreeMap::new(),
             issues: BTreeMap::new(),
@@ -156,7 +186,7 @@ impl FakeGithub {
 
 struct Handler(Arc<Mutex<State>>);
 
-fn error(status: u16, message: &str) -> ResponseTemplate {
+pub(super) fn error(status: u16, message: &str) -> ResponseTemplate {
     ResponseTemplate::new(status).set_body_json(json!({
         "message": message,
         "documentation_url": "https://docs.github.com/rest",
@@ -183,7 +213,11 @@ impl Respond for Handler {
         let query: BTreeMap<String, String> = request.url.query_pairs().into_owned().collect();
         let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
         let base = format!("{}://{}", request.url.scheme(), request.url.authority());
-        let response = st.route(&method, &path, &query, &body, &base);
+        let response = if path.ends_with("/graphql") {
+            st.graphql(&body)
+        } else {
+            st.route(&method, &path, &query, &body, &base)
+        };
         if let Some(f) = st.take_fault(&method, &path, true) {
             return f;
         }
@@ -208,7 +242,7 @@ impl State {
         Some(t)
     }
 
-    fn label(&self, name: &str) -> Value {
+    pub(super) fn label(&self, name: &str) -> Value {
         let mut l = self.templates["label"].clone();
         l["name"] = json!(name);
         l["url"] = json!(format!(
@@ -217,7 +251,7 @@ impl State {
         l
     }
 
-    fn pull_json(&self, p: &Pull, list_item: bool) -> Value {
+    pub(super) fn pull_json(&self, p: &Pull, list_item: bool) -> Value {
         let mut v = self.templates[if list_item { "pull_list_item" } else { "pull" }].clone();
         v["number"] = json!(p.number);
         v["id"] = json!(p.number * 10);
@@ -251,10 +285,11 @@ impl State {
         if !list_item {
             v["merged"] = json!(p.merged);
         }
+        super::github_api::people_json(self, p, &mut v);
         v
     }
 
-    fn issue_json(&self, number: u64) -> Option<Value> {
+    pub(super) fn issue_json(&self, number: u64) -> Option<Value> {
         let mut v = self.templates["issue"].clone();
         let (state, title, body, labels, pull) =
             match (self.issues.get(&number), self.pulls.get(&number)) {
@@ -373,10 +408,13 @@ impl State {
             ("GET", ["pulls"]) => {
                 let head = query.get("head").cloned().unwrap_or_default();
                 let state = query.get("state").map(String::as_str).unwrap_or("open");
-                let mut list: Vec<Value> = self
-                    .pulls
-                    .values()
-                    .rev()
+                let ascending = query.get("direction").is_some_and(|d| d == "asc");
+                let mut pulls: Vec<&Pull> = self.pulls.values().collect();
+                if !ascending {
+                    pulls.reverse();
+                }
+                let mut list: Vec<Value> = pulls
+                    .into_iter()
                     .filter(|p| head.is_empty() || format!("{}:{}", head_owner(p), p.head) == head)
                     .filter(|p| state == "all" || p.state == state)
                     .map(|p| self.pull_json(p, true))
@@ -407,18 +445,14 @@ impl State {
                 }
                 let number = self.next;
                 self.next += 1;
-                let p = Pull {
+                let mut p = Pull::new(
                     number,
-                    state: "open",
-                    merged: false,
-                    title: body["title"].as_str().unwrap_or_default().into(),
-                    body: body["body"].as_str().unwrap_or_default().into(),
-                    head,
-                    base: body["base"].as_str().unwrap_or_default().into(),
-                    labels: Vec::new(),
-                    draft: body["draft"].as_bool().unwrap_or(false),
-                    fork: false,
-                };
+                    &head,
+                    body["title"].as_str().unwrap_or_default().into(),
+                    body["body"].as_str().unwrap_or_default().into(),
+                );
+                p.base = body["base"].as_str().unwrap_or_default().into();
+                p.draft = body["draft"].as_bool().unwrap_or(false);
                 let v = self.pull_json(&p, false);
                 self.pulls.insert(number, p);
                 ResponseTemplate::new(201).set_body_json(v)
@@ -550,7 +584,7 @@ impl State {
                 self.comments.entry(n).or_default().push((id, text.clone()));
                 ResponseTemplate::new(201).set_body_json(self.comment_json(n, id, &text))
             }
-            _ => error(404, "Not Found"),
+            _ => self.route_git_and_people(method, &parts, body),
         }
     }
 
@@ -564,6 +598,8 @@ impl State {
                     "title": p.title, "body": p.body, "labels": p.labels,
                     "head": p.head, "base": p.base, "draft": p.draft,
                     "comments": self.comment_bodies(p.number),
+                    "auto_merge": p.auto_merge, "reviewers": p.reviewers,
+                    "team_reviewers": p.teams, "assignees": p.assignees,
                 })
             })
             .collect()
@@ -591,21 +627,9 @@ impl State {
     pub fn seed_pull(&mut self, head: &str, labels: &[&str]) -> u64 {
         let number = self.next;
         self.next += 1;
-        self.pulls.insert(
-            number,
-            Pull {
-                number,
-                state: "open",
-                merged: false,
-                title: format!("PR on {head}"),
-                body: String::new(),
-                head: head.into(),
-                base: "main".into(),
-                labels: labels.iter().map(|l| l.to_string()).collect(),
-                draft: false,
-                fork: false,
-            },
-        );
+        let mut p = Pull::new(number, head, format!("PR on {head}"), String::new());
+        p.labels = labels.iter().map(|l| l.to_string()).collect();
+        self.pulls.insert(number, p);
         number
     }
 

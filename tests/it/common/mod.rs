@@ -9,7 +9,9 @@
 pub mod gem_source;
 pub mod git_http;
 pub mod github;
+pub mod github_api;
 pub mod gitlab;
+pub mod gitlab_api;
 pub mod go_proxy;
 pub mod npm_registry;
 pub mod pypi_index;
