@@ -34,6 +34,17 @@ pub fn scratch() -> Result<tempfile::TempDir, ConfigError> {
     Ok(dir)
 }
 
+/// The signal that is stopping the run, once one came (a cancelled CI job): from then on no
+/// action, upkeep step or command starts.
+pub fn cancelled() -> Option<i32> {
+    match CANCELLED.load(std::sync::atomic::Ordering::SeqCst) {
+        0 => None,
+        signal => Some(signal),
+    }
+}
+
+static CANCELLED: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
 /// The mutex's value, even if a thread panicked holding it (the guard must be restorable).
 pub fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)

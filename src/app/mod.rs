@@ -13,7 +13,8 @@ use crate::forge::{self, ForgeKind};
 use crate::git::CredentialGuard;
 use crate::mission::Mission;
 use crate::report::{
-    ActionReport, IsolationReport, REPORT_VERSION, RunReport, Summary, Timing, ValidationReport,
+    ActionReport, IsolationReport, IssueRef, REPORT_VERSION, RunReport, Summary, Timing,
+    UpkeepReport, ValidationReport,
 };
 use crate::run::{Engine, Settings};
 use crate::schedule::KeyContext;
@@ -48,9 +49,11 @@ pub fn run(config: &RunConfig, mission: &Mission, bytes: &[u8], progress: &Progr
                 "The token is the workflow's GITHUB_TOKEN: PRs it opens do not trigger other workflows, so no CI runs on them. Pass a GitHub App token or a personal access token as `token` to have CI check Quartermaster's PRs.",
             ));
         }
-        match shard_fits(config, plan).and_then(|()| execute(config, plan, progress)) {
+        match shard_fits(config, plan).and_then(|()| execute(config, plan, mission, progress)) {
             Ok(ran) => {
                 report.actions = ran.actions;
+                report.upkeep = ran.upkeep;
+                report.dashboard = ran.dashboard;
                 report.forge_requests = ran.forge_requests;
                 report.isolation = Some(ran.isolation);
             }
@@ -140,12 +143,16 @@ fn new_report(
         hint: None,
         isolation: None,
         actions: Vec::new(),
+        upkeep: Vec::new(),
+        dashboard: None,
     }
 }
 
 /// What running a valid plan produced.
 struct Ran {
     actions: Vec<ActionReport>,
+    upkeep: Vec<UpkeepReport>,
+    dashboard: Option<IssueRef>,
     forge_requests: u64,
     isolation: IsolationReport,
 }
@@ -155,6 +162,7 @@ struct Ran {
 fn execute(
     config: &RunConfig,
     plan: &ValidatedPlan,
+    mission: &Mission,
     progress: &Progress,
 ) -> Result<Ran, ConfigError> {
     let guard_slot: Arc<Mutex<Option<CredentialGuard>>> = Arc::default();
@@ -181,9 +189,10 @@ fn execute(
         sandbox.level()
     ));
     let keys = KeyContext::discover(plan.plan(), &config.checkout, config.allow_mentions);
-    let actions = Engine::new(plan, forge.as_ref(), &settings, progress, &sandbox)
+    let ran = Engine::new(plan, forge.as_ref(), &settings, progress, &sandbox)
         .only(config.only.as_ref())
         .jobs(config.jobs, keys)
+        .upkeep(mission)
         .run(runtime.handle());
     let isolation = IsolationReport {
         level: sandbox.level(),
@@ -192,7 +201,9 @@ fn execute(
     drop(sandbox);
     drop(crate::harden::lock(&guard_slot).take());
     Ok(Ran {
-        actions,
+        actions: ran.actions,
+        upkeep: ran.upkeep,
+        dashboard: ran.dashboard,
         forge_requests: forge.requests(),
         isolation,
     })
@@ -232,6 +243,8 @@ fn settings(config: &RunConfig, scratch: &std::path::Path) -> Settings {
         registry_hosts: config.registry_hosts.clone(),
         scratch: scratch.to_path_buf(),
         toolchain_policy: config.toolchain_policy,
+        pr_policy: crate::run::PrPolicy::default(),
+        sign_commits: config.sign_commits,
     }
 }
 

@@ -7,6 +7,7 @@
 //! <dir>/state.json          next numbers
 //! <dir>/pulls/<n>.json      one pull request, with its comments
 //! <dir>/issues/<n>.json     one issue, with its comments
+//! <dir>/remote.git          the forge's copy of the repository, where branches go ([`own`])
 //! ```
 //!
 //! Numbers are shared between PRs and issues, as on GitHub. Every write goes to a temporary file
@@ -30,11 +31,12 @@ pub struct LocalForge {
     remote: RemoteSpec,
 }
 
-/// The local forge of a checkout: its records, and the checkout's remote that branches go to.
+/// The local forge of a checkout: its records, and where branches go.
 pub struct LocalSettings {
     pub checkout: PathBuf,
-    /// The checkout's remote branches are pushed to (`origin`).
-    pub remote: String,
+    /// The checkout's remote branches are pushed to (`origin`); `None`: the forge's own bare
+    /// repository in its directory, which the checkout's branches are copied into.
+    pub remote: Option<String>,
     /// Where the records live; `<checkout>/.git/quartermaster-forge` when `None`.
     pub dir: Option<PathBuf>,
     /// Sent when the remote asks for credentials.
@@ -112,7 +114,8 @@ fn local(context: &str, e: impl std::fmt::Display) -> ForgeError {
 }
 
 impl LocalForge {
-    /// The local forge of a checkout, pushing to the URL of the checkout's remote.
+    /// The local forge of a checkout, pushing to its own repository (see [`own`]), or to the
+    /// checkout's remote that `settings` names.
     pub fn open_checkout(settings: LocalSettings) -> Result<Self> {
         let checkout = settings.checkout.display();
         let repo = git2::Repository::open(&settings.checkout).map_err(|e| {
@@ -121,19 +124,27 @@ impl LocalForge {
                 e.message()
             ))
         })?;
-        let remote = repo.find_remote(&settings.remote).map_err(|_| {
-            ForgeError::Local(format!(
-                "checkout {checkout} has no remote `{}`; pass --remote NAME",
-                settings.remote
-            ))
-        })?;
-        let url = remote.url().map_err(|_| {
-            ForgeError::Local(format!("remote `{}` has no usable URL", settings.remote))
-        })?;
-        let url = checkout_relative(&settings.checkout, url);
         let dir = settings
             .dir
             .unwrap_or_else(|| repo.path().join("quartermaster-forge"));
+        let url = match &settings.remote {
+            Some(name) => {
+                let remote = repo.find_remote(name).map_err(|_| {
+                    ForgeError::Local(format!(
+                        "checkout {checkout} has no remote `{name}`; pass --remote NAME"
+                    ))
+                })?;
+                let url = remote
+                    .url()
+                    .map_err(|_| ForgeError::Local(format!("remote `{name}` has no usable URL")))?;
+                checkout_relative(&settings.checkout, url)
+            }
+            None => {
+                std::fs::create_dir_all(&dir)
+                    .map_err(|e| local(&format!("creating {}", dir.display()), e))?;
+                own::sync(&repo, &dir)?.display().to_string()
+            }
+        };
         let spec = RemoteSpec {
             url: RemoteUrl::new(url),
             username: None,
@@ -532,6 +543,8 @@ impl Forge for LocalForge {
         })
     }
 }
+
+pub mod own;
 
 #[cfg(test)]
 mod tests;

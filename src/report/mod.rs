@@ -2,6 +2,9 @@
 //! job summary), and the exit code.
 
 mod markdown;
+mod upkeep;
+
+pub use upkeep::{UpkeepAction, UpkeepReport};
 
 use crate::changes::{self, ChangeFact, UpdateFact};
 use crate::finding::{Code, Finding};
@@ -61,6 +64,12 @@ pub struct PullRequestRef {
     /// so no command and no test ran.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reused: Option<String>,
+    /// Auto-merge was requested for it (see the repository policy's `[automerge]`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub auto_merge: bool,
+    /// What the forge did not take after it was opened (auto-merge, a reviewer, an assignee).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -422,6 +431,12 @@ pub struct RunReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub isolation: Option<IsolationReport>,
     pub actions: Vec<ActionReport>,
+    /// What the run did to Quartermaster's own open PRs, whatever the plan held.
+    #[serde(default)]
+    pub upkeep: Vec<UpkeepReport>,
+    /// The dependency dashboard issue, as this run left it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dashboard: Option<IssueRef>,
 }
 
 impl RunReport {
@@ -433,8 +448,9 @@ impl RunReport {
     }
 
     /// Fills the summary, the commands' share of `timing.total_ms` and the exit code from the
-    /// actions: 0 when everything was done or skipped, 1 when something failed, was denied, landed
-    /// only in part or was cancelled, 2 when the plan was invalid or the run could not start.
+    /// actions and the upkeep: 0 when everything was done or skipped, 1 when something failed,
+    /// was denied, landed only in part or was cancelled, 2 when the plan was invalid or the run
+    /// could not start.
     /// Pure: merged reports use it too.
     pub fn tally(&mut self) {
         let mut summary = Summary::default();
@@ -452,9 +468,15 @@ impl RunReport {
         let commands_ms = self.actions.iter().map(ActionReport::child_ms).sum();
         self.timing.commands_ms = commands_ms;
         self.timing.overhead_ms = self.timing.total_ms.saturating_sub(commands_ms);
+        let upkeep_failed = self
+            .upkeep
+            .iter()
+            .any(|u| matches!(u.status, Status::Failed | Status::Denied));
         self.exit_code = if !self.validation.valid || self.error.is_some() {
             2
-        } else if summary.failed + summary.denied + summary.partial + summary.cancelled > 0 {
+        } else if summary.failed + summary.denied + summary.partial + summary.cancelled > 0
+            || upkeep_failed
+        {
             1
         } else {
             0
@@ -505,6 +527,8 @@ mod tests {
             hint: None,
             isolation: None,
             actions,
+            upkeep: Vec::new(),
+            dashboard: None,
         };
         r.conclude(100);
         r

@@ -139,7 +139,7 @@ impl Worker<'_> {
     /// Puts the slot's workspace at `base`: the one the last unit used, brought back to exactly
     /// the base tree, or a new checkout the first time (or when the old one cannot be trusted).
     /// Whether the workspace is a new checkout.
-    fn place_workspace(&mut self, base: git2::Oid) -> Result<bool, Stop> {
+    pub(super) fn place_workspace(&mut self, base: git2::Oid) -> Result<bool, Stop> {
         if let Some(workspace) = self.workspace.as_mut() {
             match workspace.reset(base) {
                 Ok(()) => return Ok(false),

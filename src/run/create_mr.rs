@@ -4,6 +4,7 @@
 use super::Worker;
 use super::build::Job;
 use super::digest::{self, BuildInputs};
+use super::record::{self, Record};
 use super::stop::{Done, Stop};
 use super::text::PrBody;
 use super::unit::{self, Built, Outcome, Unit};
@@ -143,7 +144,18 @@ impl<'a> Worker<'a> {
             toolchains: &toolchains,
         }
         .render();
-        let body = digest::mark(&body, &digest::marker(&job.build, base));
+        let built = record::Built {
+            unit,
+            mission: self.plan.mission(),
+            test: &recipe.test.text,
+            working_dir: dir,
+            labels: &a.labels,
+        };
+        let body = record::Stamp {
+            build: digest::marker(&job.build, base),
+            record: Record::of(&built, Some(&facts)),
+        }
+        .apply(&body);
         let pr = super::publish::Publication {
             commit: &commit,
             branch: &unit.branch,
@@ -152,7 +164,10 @@ impl<'a> Worker<'a> {
             labels: &a.labels,
         };
         match self.publish(pr, open).await {
-            Ok(pr) => Outcome::Landed(pr),
+            Ok(mut landed) => {
+                self.after_opening(&mut landed, &facts, &toolchains).await;
+                Outcome::Landed(landed)
+            }
             Err(stop) => Outcome::Refused(stop),
         }
     }

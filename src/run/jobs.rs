@@ -20,7 +20,6 @@ pub(super) struct Board {
     /// Signalled whenever an action finishes, freeing its keys.
     freed: Condvar,
     reports: Mutex<Vec<Option<ActionReport>>>,
-    git: SharedGit,
     started: Instant,
 }
 
@@ -68,7 +67,11 @@ fn builds(action: &Action) -> bool {
 }
 
 /// Runs the engine's actions on its workers and returns their reports in plan order.
-pub(super) fn run(engine: &Engine<'_>, runtime: &tokio::runtime::Handle) -> Vec<ActionReport> {
+pub(super) fn run(
+    engine: &Engine<'_>,
+    runtime: &tokio::runtime::Handle,
+    git: &SharedGit,
+) -> Vec<ActionReport> {
     let count = engine.plan.plan().actions.len();
     let indices: Vec<usize> = (0..count)
         .filter(|&i| engine.only.is_none_or(|only| only.contains(i)))
@@ -85,7 +88,6 @@ pub(super) fn run(engine: &Engine<'_>, runtime: &tokio::runtime::Handle) -> Vec<
         )),
         freed: Condvar::new(),
         reports: Mutex::new(vec![None; indices.len()]),
-        git: SharedGit::default(),
         started: Instant::now(),
     };
     let work = |slot: usize| {
@@ -96,9 +98,10 @@ pub(super) fn run(engine: &Engine<'_>, runtime: &tokio::runtime::Handle) -> Vec<
             settings: engine.settings,
             progress: engine.progress.scoped(workers > 1),
             sandbox: engine.sandbox,
-            git: &board.git,
+            git,
             slot: u32::try_from(slot).unwrap_or(u32::MAX),
             workspace: None,
+            force_build: false,
         };
         while let Some(position) = board.next() {
             let index = indices[position];

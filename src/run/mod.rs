@@ -15,9 +15,11 @@
 //!   label, comments by a hidden marker;
 //! - a PR on the branch that was closed without merging is not reopened.
 
+mod after_opening;
 mod build;
 mod comment;
 mod create_mr;
+mod dashboard;
 mod digest;
 mod git_state;
 mod issues;
@@ -26,6 +28,7 @@ mod ownership;
 mod project;
 mod publish;
 mod pull_requests;
+mod record;
 mod reuse;
 mod stop;
 mod text;
@@ -33,13 +36,15 @@ mod toolchains;
 mod turn;
 mod unit;
 mod update_mr;
+mod upkeep;
 mod verify;
 
 use crate::ci::progress::Progress;
 use crate::forge::Forge;
 use crate::git::Identity;
 use crate::git::Workspace;
-use crate::report::ActionReport;
+use crate::mission::Mission;
+use crate::report::{ActionReport, IssueRef, UpkeepReport};
 use crate::sandbox::Sandbox;
 use crate::scale::Only;
 use crate::schedule::KeyContext;
@@ -72,6 +77,33 @@ pub struct Settings {
     pub scratch: PathBuf,
     /// What a declared toolchain that differs from the one found does to a unit.
     pub toolchain_policy: crate::toolchain::Policy,
+    /// What happens to the PRs a run opens: auto-merge and who is asked to review.
+    pub pr_policy: PrPolicy,
+    /// Commits are made by the forge through its API, so that it signs them.
+    pub sign_commits: bool,
+}
+
+/// What happens to a PR Quartermaster opens (the repository's policy says; empty: nothing).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PrPolicy {
+    /// Auto-merge is requested for a new PR whose updates are all of these types, whose tests
+    /// passed, and whose build noted nothing (no finding, no toolchain mismatch).
+    pub automerge_update_types: Vec<crate::plan::UpdateType>,
+    /// Users asked to review new PRs.
+    pub reviewers: Vec<String>,
+    /// Teams asked to review new PRs (GitHub).
+    pub team_reviewers: Vec<String>,
+    /// Users new PRs are assigned to.
+    pub assignees: Vec<String>,
+}
+
+/// What a run produced: the plan's actions, the upkeep of Quartermaster's open PRs, and the
+/// dependency dashboard.
+#[derive(Debug, Default)]
+pub struct Ran {
+    pub actions: Vec<ActionReport>,
+    pub upkeep: Vec<UpkeepReport>,
+    pub dashboard: Option<IssueRef>,
 }
 
 /// Runs a validated plan: its actions on `jobs` workers, two actions holding a common lock key
@@ -86,6 +118,9 @@ pub struct Engine<'a> {
     only: Option<&'a Only>,
     jobs: NonZeroUsize,
     keys: KeyContext,
+    /// The mission records are validated against: with it, the run also looks after
+    /// Quartermaster's open PRs and keeps the dependency dashboard.
+    upkeep: Option<&'a Mission>,
 }
 
 impl<'a> Engine<'a> {
@@ -105,7 +140,15 @@ impl<'a> Engine<'a> {
             only: None,
             jobs: NonZeroUsize::MIN,
             keys: KeyContext::default(),
+            upkeep: None,
         }
+    }
+
+    /// Also looks after Quartermaster's open PRs and keeps the dependency dashboard, validating
+    /// the builds they record against `mission` (the plan's).
+    pub fn upkeep(mut self, mission: &'a Mission) -> Self {
+        self.upkeep = Some(mission);
+        self
     }
 
     /// Limits the run to these actions (a shard's).
@@ -122,9 +165,33 @@ impl<'a> Engine<'a> {
         self
     }
 
-    /// Runs the actions (those of `only`, when given); `runtime` drives the forge's requests.
-    pub fn run(self, runtime: &tokio::runtime::Handle) -> Vec<ActionReport> {
-        jobs::run(&self, runtime)
+    /// Runs the actions (those of `only`, when given), then, with [`Engine::upkeep`], looks
+    /// after the open PRs and the dashboard; `runtime` drives the forge's requests.
+    pub fn run(self, runtime: &tokio::runtime::Handle) -> Ran {
+        let git = SharedGit::default();
+        let actions = jobs::run(&self, runtime, &git);
+        let mut ran = Ran {
+            actions,
+            ..Ran::default()
+        };
+        if let Some(mission) = self.upkeep {
+            let mut worker = Worker {
+                plan: self.plan,
+                forge: self.forge,
+                settings: self.settings,
+                progress: self.progress.scoped(false),
+                sandbox: self.sandbox,
+                git: &git,
+                slot: 0,
+                workspace: None,
+                force_build: false,
+            };
+            // The shard holding the plan's first action looks after everything; the others
+            // only close what their own new PRs supersede.
+            let everything = self.only.is_none_or(|only| only.contains(0));
+            runtime.block_on(worker.look_after(mission, everything, &mut ran));
+        }
+        ran
     }
 }
 
@@ -141,6 +208,8 @@ pub(crate) struct Worker<'a> {
     slot: u32,
     /// The slot's workspace, reset between units rather than checked out anew.
     workspace: Option<Workspace>,
+    /// Build even where the branch already holds this very build (a rebuild asked for).
+    force_build: bool,
 }
 
 impl<'a> Worker<'a> {

@@ -78,6 +78,8 @@ fn settings(scratch: &Path) -> Settings {
         registry_hosts: vec![],
         scratch: scratch.to_path_buf(),
         toolchain_policy: Default::default(),
+        pr_policy: Default::default(),
+        sign_commits: false,
     }
 }
 
@@ -126,7 +128,7 @@ fn the_engine_never_reads_a_command_string_again() {
         .unwrap();
     let split = splits_on_this_thread();
     let engine = Engine::new(&plan, &forge, &settings, &progress, &sandbox);
-    let reports = engine.run(runtime.handle());
+    let reports = engine.run(runtime.handle()).actions;
     assert_eq!(splits_on_this_thread(), split, "the engine split a command");
     assert_eq!(reports[0].status, Status::Done, "{}", reports[0].reason);
     assert_eq!(reports[0].pull_requests[0].operation, Operation::Created);

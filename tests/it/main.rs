@@ -21,6 +21,7 @@ mod github;
 mod gitlab;
 mod golden;
 mod jobs;
+mod local_forge;
 mod lock_maintenance;
 mod mcp_python_client;
 mod mcp_stdio;

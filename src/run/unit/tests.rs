@@ -44,6 +44,8 @@ fn landed(number: u64) -> Outcome {
         branch: String::new(),
         operation: Operation::Created,
         reused: None,
+        auto_merge: false,
+        notes: Vec::new(),
     })
 }
 

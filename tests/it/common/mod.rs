@@ -514,10 +514,13 @@ impl Fixture {
             .args(extra);
         match self.backend {
             Backend::Local => {
+                // The fixture's remote stands in for the forge's repository.
                 cmd.arg("--forge")
                     .arg("local")
                     .arg("--forge-dir")
-                    .arg(&self.forge);
+                    .arg(&self.forge)
+                    .arg("--remote")
+                    .arg("origin");
             }
             Backend::Github => {
                 let h = self.harness.as_ref().unwrap();
