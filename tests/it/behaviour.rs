@@ -5,30 +5,10 @@
 
 use crate::common;
 
+use crate::on_every_forge;
 use common::*;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
-
-/// Runs each listed test once per forge.
-macro_rules! on_every_forge {
-    ($($name:ident),* $(,)?) => {$(
-        mod $name {
-            use super::*;
-            #[test]
-            fn local() {
-                super::$name(Backend::Local)
-            }
-            #[test]
-            fn github() {
-                super::$name(Backend::Github)
-            }
-            #[test]
-            fn gitlab() {
-                super::$name(Backend::Gitlab)
-            }
-        }
-    )*};
-}
 
 on_every_forge!(
     batch_green_opens_one_pr,

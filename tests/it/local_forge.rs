@@ -83,5 +83,8 @@ fn the_local_forge_pushes_to_its_own_repository_and_never_to_the_checkouts_remot
     let (code, report, said) = run(&f, &["--remote", "origin"]);
     assert_ne!(code, 0, "{said}");
     let reason = report["actions"][0]["reason"].as_str().unwrap_or_default();
-    assert!(reason.contains("failed to connect to 127.0.0.1"), "{reason}\n{said}");
+    assert!(
+        reason.contains("failed to connect to 127.0.0.1"),
+        "{reason}\n{said}"
+    );
 }

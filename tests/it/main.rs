@@ -36,3 +36,4 @@ mod schema;
 mod shards;
 mod text;
 mod toolchain;
+mod upkeep;
