@@ -272,3 +272,174 @@ fn human_updates_main(f: &Fixture, packages: &[(&str, &str)]) -> String {
     );
     std::fs::read_to_string(work.join("Cargo.lock")).unwrap()
 }
+
+/// A PR body is text anyone with write access can edit: a record forged to run another command
+/// is refused by the mission before anything runs, and the branch stays as it was. The control:
+/// the record as Quartermaster wrote it rebuilds the PR.
+#[test]
+fn a_forged_build_record_runs_nothing() {
+    use base64::Engine as _;
+    let f = Fixture::new();
+    publish_harmless_farewells(&f);
+    let mut farewell = create_mr(
+        "quartermaster/farewell",
+        &[farewell_to("2.0.0", "2.1.0")],
+        "batch",
+    );
+    farewell["commands"] = json!(["cargo update -p farewell --precise 2.1.0"]);
+    let week1 = f.run(&plan(vec![farewell]), &[]);
+    assert_eq!(week1.code, 0, "{}", week1.said());
+    let number = pr_number(&week1, 0);
+    human_updates_main(&f, &[("greeting", "1.0.1")]);
+    let record_path = f.forge.join(format!("pulls/{number}.json"));
+    let original = std::fs::read_to_string(&record_path).unwrap();
+    let marker = "<!-- quartermaster:record:";
+    let start = original.find(marker).unwrap() + marker.len();
+    let end = start + original[start..].find(" -->").unwrap();
+    let engine = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let mut record: Value =
+        serde_json::from_slice(&engine.decode(&original[start..end]).unwrap()).unwrap();
+    record["commands"] = json!(["cargo install cargo-pwn"]);
+    let forged = engine.encode(serde_json::to_vec(&record).unwrap());
+    std::fs::write(
+        &record_path,
+        format!("{}{forged}{}", &original[..start], &original[end..]),
+    )
+    .unwrap();
+    let tip = f.branches()["quartermaster/farewell"].clone();
+
+    let week2 = f.run(&plan(vec![skip()]), &[]);
+    assert_eq!(week2.code, 1, "{}", week2.said());
+    let refused = upkeep_of(&week2, number);
+    assert_eq!(refused["status"], "denied", "{refused}");
+    assert!(
+        refused["commands"].is_null() && refused["test"].is_null(),
+        "nothing ran: {refused}"
+    );
+    assert_eq!(f.branches()["quartermaster/farewell"], tip);
+    insta::assert_snapshot!(refused["reason"].as_str().unwrap());
+
+    std::fs::write(&record_path, original).unwrap();
+    let week3 = f.run(&plan(vec![skip()]), &[]);
+    assert_eq!(week3.code, 0, "{}", week3.said());
+    let rebuilt = upkeep_of(&week3, number);
+    assert_eq!(
+        (rebuilt["action"].as_str(), rebuilt["status"].as_str()),
+        (Some("rebuild"), Some("done")),
+        "{rebuilt}"
+    );
+    assert_ne!(f.branches()["quartermaster/farewell"], tip);
+}
+
+/// Ticked boxes on the dashboard: an update that failed its tests is retried from the build
+/// recorded beside it once a human changed the test; a PR is rebuilt although it is up to date,
+/// and a rebuild that fails says why on the PR and leaves it as it was.
+#[test]
+fn the_dashboards_boxes_ask_for_a_rebuild_and_a_retry() {
+    let f = Fixture::new();
+    let week1 = f.run(
+        &plan(vec![
+            create_mr("quartermaster/greeting", &[greeting()], "batch"),
+            create_mr("quartermaster/farewell", &[farewell()], "batch"),
+        ]),
+        &[],
+    );
+    assert_eq!(week1.code, 1, "{}", week1.said());
+    let number = pr_number(&week1, 0);
+    let body = dashboard(&f, &[number], &[]);
+    let retry = "- [ ] Retry action 1, create_mr on `quartermaster/farewell`: **failed**: `cargo test` failed: exit code 101; no PR <!-- quartermaster:record:";
+    assert!(body.contains(retry), "{body}");
+    // The app now expects farewell 2.0.1's words (which greeting's PR does not have).
+    let lib = f.show("main", "src/lib.rs");
+    f.commit_file(
+        "main",
+        "src/lib.rs",
+        &lib.replace("Goodbye, Ada.", "Bye Ada"),
+    );
+    tick(&f, &["- [ ] Retry", &format!("- [ ] #{number} ")]);
+    let tip = f.branches()["quartermaster/greeting"].clone();
+
+    let week2 = f.run(&plan(vec![skip()]), &[]);
+    assert_eq!(week2.code, 1, "{}", week2.said());
+    let failed = upkeep_of(&week2, number);
+    assert_eq!(
+        (failed["action"].as_str(), failed["status"].as_str()),
+        (Some("rebuild"), Some("failed")),
+        "{failed}"
+    );
+    assert_eq!(failed["test"]["runs"][0]["passed"], false);
+    assert_eq!(
+        f.branches()["quartermaster/greeting"],
+        tip,
+        "left as it was"
+    );
+    let said = comments(&pull(&f, number));
+    assert!(said.iter().any(|c| c.starts_with("Quartermaster could not rebuild this PR on `main` (the dependency dashboard asked for a rebuild): `cargo test` failed: exit code 101")), "{said:?}");
+    let retried = week2.report["upkeep"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|u| u["action"] == "retry")
+        .cloned()
+        .unwrap_or_else(|| panic!("no retry: {}", week2.said()));
+    assert_eq!(retried["status"], "done", "{retried}");
+    let opened = retried["pull_request"].as_u64().unwrap();
+    let lock = f.show("quartermaster/farewell", "Cargo.lock");
+    assert!(
+        lock.contains("name = \"farewell\"\nversion = \"2.0.1\""),
+        "{lock}"
+    );
+    let body = dashboard(&f, &[number, opened], &[]);
+    assert!(
+        !body.contains("- [x]") && body.contains("could not rebuild it"),
+        "{body}"
+    );
+
+    // Both words pass now: the same box rebuilds the PR.
+    let lib = f.show("main", "src/lib.rs").replace(
+        "assert_eq!(super::message(\"Ada\"), \"Hello, Ada! Bye Ada\");",
+        "let m = super::message(\"Ada\");\n        assert!(m == \"Hello, Ada! Bye Ada\" || m == \"Hello, Ada! Goodbye, Ada.\");",
+    );
+    f.commit_file("main", "src/lib.rs", &lib);
+    tick(&f, &[&format!("- [ ] #{number} ")]);
+    let week3 = f.run(&plan(vec![skip()]), &[]);
+    assert_eq!(week3.code, 0, "{}", week3.said());
+    let rebuilt = upkeep_of(&week3, number);
+    assert_eq!(
+        (rebuilt["action"].as_str(), rebuilt["status"].as_str()),
+        (Some("rebuild"), Some("done")),
+        "{rebuilt}"
+    );
+    assert!(
+        rebuilt["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("the dependency dashboard asked for a rebuild; rebuilt on `main`"),
+        "{rebuilt}"
+    );
+    assert_ne!(f.branches()["quartermaster/greeting"], tip);
+}
+
+/// Ticks the dashboard's boxes that start as `boxes` (the local forge's record).
+fn tick(f: &Fixture, boxes: &[&str]) {
+    let path = f.forge.join(format!("issues/{}.json", dashboard_number(f)));
+    let mut record = std::fs::read_to_string(&path).unwrap();
+    for b in boxes {
+        assert!(record.contains(b), "{b}: {record}");
+        record = record.replace(b, &b.replace("- [ ]", "- [x]"));
+    }
+    std::fs::write(&path, record).unwrap();
+}
+
+fn dashboard_number(f: &Fixture) -> u64 {
+    f.issues()
+        .into_iter()
+        .find(|i| {
+            i["title"]
+                .as_str()
+                .unwrap()
+                .contains("Dependency dashboard")
+        })
+        .and_then(|i| i["number"].as_u64())
+        .unwrap()
+}
