@@ -66,6 +66,7 @@ pub fn run(config: &RunConfig, mission: &Mission, bytes: &[u8], progress: &Progr
     } else {
         progress.line("quartermaster: the plan is invalid; nothing ran");
     }
+    report.signal = crate::harden::cancelled();
     report.finished_at = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
     report.conclude(started.elapsed().as_millis() as u64);
     report
@@ -141,6 +142,7 @@ fn new_report(
         exit_code: 0,
         error: None,
         hint: None,
+        signal: None,
         isolation: None,
         actions: Vec::new(),
         upkeep: Vec::new(),

@@ -230,6 +230,8 @@ pub enum ForgeError {
     Transport(String),
     #[error("{0}")]
     Local(String),
+    #[error("the run was stopped by signal {0} before the forge answered")]
+    Cancelled(i32),
 }
 
 impl ForgeError {

@@ -20,6 +20,11 @@ impl RunReport {
         if self.dry_run {
             out.push_str("**Dry run**: nothing was pushed, opened or closed.\n\n");
         }
+        if let Some(signal) = self.signal {
+            out.push_str(&format!(
+                "**Cancelled**: the run was stopped by signal {signal} (a cancelled job); what had finished is as it was, the rest is `cancelled`.\n\n"
+            ));
+        }
         if let Some(only) = &self.only {
             out.push_str(&shard_line(only, self.plan_actions));
         }

@@ -427,6 +427,10 @@ pub struct RunReport {
     /// What to do about `error`, when there is advice.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hint: Option<String>,
+    /// The signal that stopped the run (a cancelled CI job), when one did: the actions it kept
+    /// from finishing are `cancelled`, and the exit code is 128 + the signal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<i32>,
     /// How the run's commands were contained (absent when none ran).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub isolation: Option<IsolationReport>,
@@ -472,7 +476,9 @@ impl RunReport {
             .upkeep
             .iter()
             .any(|u| matches!(u.status, Status::Failed | Status::Denied));
-        self.exit_code = if !self.validation.valid || self.error.is_some() {
+        self.exit_code = if let Some(signal) = self.signal {
+            u8::try_from(128 + signal).unwrap_or(u8::MAX)
+        } else if !self.validation.valid || self.error.is_some() {
             2
         } else if summary.failed + summary.denied + summary.partial + summary.cancelled > 0
             || upkeep_failed
@@ -525,6 +531,7 @@ mod tests {
             exit_code: 0,
             error: None,
             hint: None,
+            signal: None,
             isolation: None,
             actions,
             upkeep: Vec::new(),

@@ -44,7 +44,7 @@ use crate::forge::Forge;
 use crate::git::Identity;
 use crate::git::Workspace;
 use crate::mission::Mission;
-use crate::report::{ActionReport, IssueRef, UpkeepReport};
+use crate::report::{ActionReport, IssueRef, Status, UpkeepReport};
 use crate::sandbox::Sandbox;
 use crate::scale::Only;
 use crate::schedule::KeyContext;
@@ -232,6 +232,18 @@ impl<'a> Worker<'a> {
         match result {
             Ok((status, reason)) => report.finish(status, reason),
             Err(stop) => report.finish(stop.status, stop.reason),
+        }
+        // A signal came while it ran: whatever it came to, it did not finish as planned.
+        if let Some(signal) = crate::harden::cancelled() {
+            let reason = format!(
+                "stopped by signal {signal} while it ran ({}: {})",
+                serde_json::to_value(report.status)
+                    .ok()
+                    .and_then(|v| v.as_str().map(String::from))
+                    .unwrap_or_default(),
+                report.reason
+            );
+            report.finish(Status::Cancelled, reason);
         }
         tracing::debug!(ms = millis(begun.elapsed()), "action finished");
         report.started_ms = millis(begun.duration_since(started));

@@ -1080,7 +1080,7 @@ fn a_cancelled_run_kills_its_command_and_restores_the_checkout() {
     assert_eq!(out.status.code(), Some(128 + 15));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("quartermaster: interrupted by signal 15; the running command was killed and the run stopped"),
+        stderr.contains("quartermaster: interrupted by signal 15; stopping the running command and writing the report"),
         "{stderr}"
     );
     assert!(

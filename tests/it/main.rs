@@ -4,6 +4,7 @@
 
 mod adversarial;
 mod behaviour;
+mod cancel;
 mod claim_race;
 mod cli_validate;
 mod common;

@@ -246,7 +246,7 @@ fn a_signal_after_the_claim_answers_the_plan_failed() {
     assert!(
         result
             .content()
-            .contains("The run was interrupted by signal 15 before it finished"),
+            .contains("the run was stopped by signal 15 (a cancelled job)"),
         "{}",
         result.content()
     );
