@@ -185,6 +185,9 @@ fn execute(
     *crate::harden::lock(&guard_slot) = Some(guard);
     let scratch = crate::harden::scratch()?;
     let settings = settings(config, scratch.path());
+    if let Some(dir) = &settings.logs {
+        fresh_logs(dir)?;
+    }
     let sandbox = sandbox::open(config, plan, scratch.path(), settings.child_env.clone())?;
     progress.line(&format!(
         "quartermaster: commands run sandboxed ({})",
@@ -247,7 +250,34 @@ fn settings(config: &RunConfig, scratch: &std::path::Path) -> Settings {
         toolchain_policy: config.toolchain_policy,
         pr_policy: crate::run::PrPolicy::default(),
         sign_commits: config.sign_commits,
+        logs: config.report.as_deref().map(logs_dir),
     }
+}
+
+/// Where the units' logs go: `<report>-logs/` beside the report (`report.json`: `report-logs/`).
+pub fn logs_dir(report: &std::path::Path) -> std::path::PathBuf {
+    let stem = report
+        .file_stem()
+        .map_or_else(|| "report".into(), |s| s.to_string_lossy().into_owned());
+    report.with_file_name(format!("{stem}-logs"))
+}
+
+/// Makes the logs' directory, without the logs of an earlier run.
+fn fresh_logs(dir: &std::path::Path) -> Result<(), ConfigError> {
+    let failed = |e: std::io::Error| {
+        ConfigError::new(format!(
+            "cannot prepare the log directory {}: {e}",
+            dir.display()
+        ))
+    };
+    std::fs::create_dir_all(dir).map_err(failed)?;
+    for entry in std::fs::read_dir(dir).map_err(failed)?.flatten() {
+        let path = entry.path();
+        if path.extension().is_some_and(|e| e == "log") && path.is_file() {
+            std::fs::remove_file(&path).map_err(failed)?;
+        }
+    }
+    Ok(())
 }
 
 /// The token in the forms it may travel in.

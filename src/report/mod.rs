@@ -132,6 +132,9 @@ pub struct TestRun {
     pub passed: bool,
     #[serde(flatten)]
     pub process: ProcessRecord,
+    /// The unit's log: the whole output of its commands and tests, next to the report.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -601,6 +604,7 @@ mod tests {
                     duration_ms: 60,
                     output_tail: None,
                 },
+                log: None,
             }],
         });
         let r = report(vec![a]);

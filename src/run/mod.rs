@@ -22,6 +22,7 @@ mod create_mr;
 mod dashboard;
 mod digest;
 mod git_state;
+mod heartbeat;
 mod issues;
 mod jobs;
 mod ownership;
@@ -81,6 +82,8 @@ pub struct Settings {
     pub pr_policy: PrPolicy,
     /// Commits are made by the forge through its API, so that it signs them.
     pub sign_commits: bool,
+    /// Where each unit's log (the whole output of its commands and tests) is kept, if anywhere.
+    pub logs: Option<PathBuf>,
 }
 
 /// What happens to a PR Quartermaster opens (the repository's policy says; empty: nothing).

@@ -80,6 +80,7 @@ fn settings(scratch: &Path) -> Settings {
         toolchain_policy: Default::default(),
         pr_policy: Default::default(),
         sign_commits: false,
+        logs: None,
     }
 }
 

@@ -24,6 +24,7 @@ mod golden;
 mod jobs;
 mod local_forge;
 mod lock_maintenance;
+mod logs;
 mod mcp_python_client;
 mod mcp_stdio;
 mod named_plan;

@@ -131,6 +131,7 @@ fn the_last_unit_carrying_an_update_decides_its_fate() {
             duration_ms: 0,
             output_tail: None,
         },
+        log: None,
     };
     report.test = Some(TestReport {
         command: "npm test".into(),
