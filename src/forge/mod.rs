@@ -232,6 +232,9 @@ pub enum ForgeError {
     Local(String),
     #[error("the run was stopped by signal {0} before the forge answered")]
     Cancelled(i32),
+    /// The forge made something else than what it was sent (signed commits).
+    #[error("{0}")]
+    Differs(String),
 }
 
 impl ForgeError {

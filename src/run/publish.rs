@@ -148,11 +148,12 @@ impl Worker<'_> {
         let info = git.mirror.commit_info(made)?;
         if info.tree != p.commit.tree || info.parents != [p.commit.base] {
             let removed = git.mirror.delete_branch(p.branch, made).is_ok();
+            let parents: Vec<String> = info.parents.iter().map(git2::Oid::to_string).collect();
             return Err(Stop::failed(format!(
-                "the commit the forge made on {} holds tree {} on {:?}, not the verified tree {} on {}; {}",
+                "the commit the forge made on {} holds tree {} on top of {}, not the verified tree {} on top of {}; {}",
                 p.branch,
                 info.tree,
-                info.parents,
+                parents.join(", "),
                 p.commit.tree,
                 p.commit.base,
                 if removed {

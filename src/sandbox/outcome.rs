@@ -180,7 +180,7 @@ mod tests {
             total,
             "$ cargo test  (exit code 0)",
             &log,
-            &[secret.clone()],
+            std::slice::from_ref(&secret),
         )
         .unwrap();
         let mut again = tempfile::tempfile().unwrap();

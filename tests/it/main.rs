@@ -36,6 +36,7 @@ mod python;
 mod scale_ci;
 mod schema;
 mod shards;
+mod signing;
 mod text;
 mod toolchain;
 mod upkeep;

@@ -117,10 +117,7 @@ fn differs(what: &str, branch: &str, built: git2::Oid, verified: git2::Oid) -> F
     } else {
         format!(" for {branch}")
     };
-    ForgeError::Api {
-        status: 200,
-        message: format!(
-            "the {what} GitHub built{on} is {built}, not the verified {verified}; the branch was not moved"
-        ),
-    }
+    ForgeError::Differs(format!(
+        "the {what} GitHub built{on} is {built}, not the verified {verified}; the branch was not moved"
+    ))
 }

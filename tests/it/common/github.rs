@@ -86,6 +86,9 @@ pub struct Fault {
 
 pub struct State {
     pub token: String,
+    /// Files uploaded through the Git database get a line appended: a forge (or a proxy) that
+    /// does not store the bytes it was sent.
+    pub tamper: bool,
     /// Commits made through the Git database endpoints, in order.
     pub api_commits: Vec<String>,
     pub next: u64,
@@ -126,6 +129,7 @@ impl FakeGithub {
         .unwrap();
         let state = Arc::new(Mutex::new(State {
             token: token.to_string(),
+            tamper: false,
             api_commits: Vec::new(),
             next: 1,
             pulls: BTreeMap::new(),

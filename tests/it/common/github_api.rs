@@ -146,11 +146,14 @@ impl State {
     }
 
     fn blob(&mut self, body: &Value) -> ResponseTemplate {
-        let Ok(bytes) = base64::engine::general_purpose::STANDARD
+        let Ok(mut bytes) = base64::engine::general_purpose::STANDARD
             .decode(body["content"].as_str().unwrap_or_default())
         else {
             return error(422, "Validation Failed");
         };
+        if self.tamper {
+            bytes.extend_from_slice(b"# tampered\n");
+        }
         match git(
             &self.git_dir,
             &["hash-object", "-w", "--stdin"],

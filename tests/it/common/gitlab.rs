@@ -71,6 +71,8 @@ pub struct Fault {
 
 pub struct State {
     pub token: String,
+    /// Files written through the commits API get a line appended (see the GitHub fake's).
+    pub tamper: bool,
     /// Commits made through the commits API, in order.
     pub api_commits: Vec<String>,
     pub mrs: BTreeMap<u64, Mr>,
@@ -110,6 +112,7 @@ impl FakeGitlab {
         .unwrap();
         let state = Arc::new(Mutex::new(State {
             token: token.to_string(),
+            tamper: false,
             api_commits: Vec::new(),
             mrs: BTreeMap::new(),
             issues: BTreeMap::new(),

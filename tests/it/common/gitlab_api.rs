@@ -240,12 +240,11 @@ impl State {
         for a in actions {
             match a.action.as_str() {
                 "create" | "update" => {
-                    let blob = git(
-                        dir,
-                        &["hash-object", "-w", "--stdin"],
-                        &[],
-                        a.content.as_deref().unwrap_or_default(),
-                    )?;
+                    let mut content = a.content.clone().unwrap_or_default();
+                    if self.tamper {
+                        content.extend_from_slice(b"# tampered\n");
+                    }
+                    let blob = git(dir, &["hash-object", "-w", "--stdin"], &[], &content)?;
                     let info = format!("100644,{blob},{}", a.path);
                     git(
                         dir,
