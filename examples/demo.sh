@@ -8,8 +8,9 @@
 #   checkout/     a clone of it, where the app depends on greeting 1.0.0 and farewell 2.0.0
 #   plan.json     an agent's plan: update both (fallback individual_on_failure), open an issue
 #                 about the breaking one, skip a held package
-# then runs `quartermaster run` on the local forge and shows what it did: the pushed branches and
-# the PR and issue records in forge/.
+# then runs `quartermaster run` on the local forge and shows what it did: the branches it pushed
+# to the local forge's own repository (forge/remote.git: the checkout's origin is never pushed
+# to), and the PR and issue records in forge/, the dependency dashboard among them.
 #
 # Needs: cargo and git. QM_BIN selects a prebuilt binary; QM_DEMO_DIR another output directory.
 set -euo pipefail
@@ -156,8 +157,8 @@ status=$?
 set -e
 
 echo
-echo "== branches on the remote =="
-git --git-dir "$out/remote.git" branch --format='%(refname:short)  %(objectname:short)  %(subject)'
+echo "== branches of the local forge's repository (forge/remote.git) =="
+git --git-dir "$out/forge/remote.git" branch --format='%(refname:short)  %(objectname:short)  %(subject)'
 echo
 echo "== forge records =="
 for record in "$out"/forge/pulls/*.json "$out"/forge/issues/*.json; do

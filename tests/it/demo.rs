@@ -34,6 +34,17 @@ fn the_demo_runs_end_to_end() {
         "{stdout}"
     );
     assert!(
+        stdout.contains("forge/issues/3.json: Dependency dashboard"),
+        "{stdout}"
+    );
+    let origin = Command::new("git")
+        .arg("-C")
+        .arg(out_dir.path().join("remote.git"))
+        .args(["branch", "--list", "quartermaster/*"])
+        .output()
+        .unwrap();
+    assert!(origin.stdout.is_empty(), "the checkout's origin got no branch");
+    assert!(
         stdout.contains("## Quartermaster: 1 done, 0 failed, 1 skipped, 0 denied, 1 partial"),
         "{stdout}"
     );
@@ -57,7 +68,7 @@ fn the_demo_runs_end_to_end() {
     );
     let lock = Command::new("git")
         .arg("-C")
-        .arg(out_dir.path().join("remote.git"))
+        .arg(out_dir.path().join("forge/remote.git"))
         .args([
             "show",
             "quartermaster/cargo-patch-updates--greeting:Cargo.lock",
