@@ -8,6 +8,7 @@ use super::record::{self, Record};
 use super::stop::{Done, Stop};
 use super::text::PrBody;
 use super::unit::{self, Built, Outcome, Unit};
+use crate::changes;
 use crate::forge::{PullRequest, State};
 use crate::markdown;
 use crate::plan::{CreateMr, FallbackStrategy};
@@ -134,28 +135,7 @@ impl<'a> Worker<'a> {
         }
         let title = markdown::one_line(&unit.title_from(&facts), self.settings.allow_mentions);
         let toolchains = report.toolchains_of(&unit.branch);
-        let body = PrBody {
-            description: &a.description,
-            facts: &facts,
-            test_command: &recipe.test.text,
-            working_dir: dir,
-            branch: &unit.branch,
-            allow_mentions: self.settings.allow_mentions,
-            toolchains: &toolchains,
-        }
-        .render();
-        let built = record::Built {
-            unit,
-            mission: self.plan.mission(),
-            test: &recipe.test.text,
-            working_dir: dir,
-            labels: &a.labels,
-        };
-        let body = record::Stamp {
-            build: digest::marker(&job.build, base),
-            record: Record::of(&built, Some(&facts)),
-        }
-        .apply(&body);
+        let body = self.body((unit, a, recipe), &facts, &job, &toolchains);
         let pr = super::publish::Publication {
             commit: &commit,
             branch: &unit.branch,
@@ -170,6 +150,39 @@ impl<'a> Worker<'a> {
             }
             Err(stop) => Outcome::Refused(stop),
         }
+    }
+
+    /// A new unit's PR body: the description and the facts, with the build's markers.
+    fn body(
+        &self,
+        (unit, a, recipe): (&Unit<'a>, &'a CreateMr, &'a Recipe),
+        facts: &changes::Verdict,
+        job: &Job<'_>,
+        toolchains: &[crate::toolchain::Check],
+    ) -> String {
+        let dir = a.working_dir.as_deref();
+        let body = PrBody {
+            description: &a.description,
+            facts,
+            test_command: &recipe.test.text,
+            working_dir: dir,
+            branch: &unit.branch,
+            allow_mentions: self.settings.allow_mentions,
+            toolchains,
+        }
+        .render();
+        let built = record::Built {
+            unit,
+            mission: self.plan.mission(),
+            test: &recipe.test.text,
+            working_dir: dir,
+            labels: &a.labels,
+        };
+        record::Stamp {
+            build: digest::marker(&job.build, job.base),
+            record: Record::of(&built, Some(facts)),
+        }
+        .apply(&body)
     }
 
     /// The open PR on `branch` (which must be Quartermaster's); a closed one of Quartermaster's is

@@ -90,9 +90,9 @@ impl View<'_> {
             out.push_str("Tick a box to have the next run retry that update from the build recorded beside it.\n\n");
             out.push_str(&lines.concat());
         }
+        // No time of the run: a run that changes nothing leaves the dashboard as it was.
         out.push_str(&format!(
-            "\n---\n<sub>Edited by Quartermaster on every run; last at {}.</sub>\n{MARKER}",
-            humantime::format_rfc3339_seconds(self.now)
+            "\n---\n<sub>Quartermaster rewrites this issue on every run; ticked boxes are acted on by the next one.</sub>\n{MARKER}"
         ));
         out
     }
@@ -235,16 +235,25 @@ impl Worker<'_> {
             rebuild: wish.rebuild,
             everything,
         };
-        let mut reports = self.upkeep(&upkeep).await;
+        let (mut reports, open) = self.upkeep(&upkeep).await;
         for record in &wish.retry {
             if cancelled() {
                 break;
             }
             reports.push(self.retry(record, mission).await);
         }
+        // The PRs listed before upkeep are still the open ones, unless it closed or opened some.
+        let changed = reports.iter().any(|r| {
+            r.status == Status::Done
+                && matches!(
+                    r.action,
+                    UpkeepAction::Close | UpkeepAction::Supersede | UpkeepAction::Retry
+                )
+        });
+        let open = open.filter(|_| !changed);
         ran.upkeep.extend(reports);
         if everything && !cancelled() {
-            match self.write_dashboard(issue, ran).await {
+            match self.write_dashboard(issue, open, ran).await {
                 Ok(written) => ran.dashboard = written,
                 Err(stop) => ran.upkeep.push(dashboard_failure(&stop.reason)),
             }
@@ -262,12 +271,18 @@ impl Worker<'_> {
     async fn write_dashboard(
         &self,
         issue: Option<Issue>,
+        open: Option<Vec<PullRequest>>,
         ran: &Ran,
     ) -> Result<Option<IssueRef>, super::stop::Stop> {
-        let open: Vec<PullRequest> = self
-            .forge
-            .open_pull_requests(&self.settings.bot_label)
-            .await?
+        let open = match open {
+            Some(open) => open,
+            None => {
+                self.forge
+                    .open_pull_requests(&self.settings.bot_label)
+                    .await?
+            }
+        };
+        let open: Vec<PullRequest> = open
             .into_iter()
             .filter(|pr| self.check_owned(pr).is_ok())
             .collect();
@@ -287,6 +302,7 @@ impl Worker<'_> {
             return Ok(None);
         }
         let (issue, operation) = match issue {
+            Some(issue) if issue.body == body => (issue, Operation::Unchanged),
             Some(issue) => (
                 self.forge.update_issue_body(issue.number, &body).await?,
                 Operation::Updated,

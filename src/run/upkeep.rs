@@ -11,7 +11,7 @@
 //!   and tested like any unit, force-pushed with a lease; a failed rebuild says why on the PR and
 //!   leaves it as it was.
 //!
-//! Upkeep runs after the plan's actions, never on a PR they touched, and obeys `--dry-run` and
+//! Upkeep runs after the plan's actions, never on a PR the plan names, and obeys `--dry-run` and
 //! the forge's write pacing like them.
 
 mod reached;
@@ -24,7 +24,7 @@ use crate::changes::{Ecosystem, version};
 use crate::forge::{PullRequest, Target};
 use crate::markdown::{self, code};
 use crate::mission::Mission;
-use crate::plan::ActionType;
+use crate::plan::{Action, ActionType, Plan};
 use crate::report::{ActionReport, Status, UpkeepAction, UpkeepReport};
 use std::cmp::Ordering;
 use std::collections::BTreeSet;
@@ -60,22 +60,26 @@ pub(super) fn quoted(text: &str) -> String {
 }
 
 impl<'a> Worker<'a> {
-    /// Looks after every open PR of Quartermaster's that this run's actions did not touch.
-    pub(super) async fn upkeep(&mut self, u: &Upkeep<'_>) -> Vec<UpkeepReport> {
+    /// Looks after every open PR of Quartermaster's that this run's plan does not name; the
+    /// open PRs it listed, when it could.
+    pub(super) async fn upkeep(
+        &mut self,
+        u: &Upkeep<'_>,
+    ) -> (Vec<UpkeepReport>, Option<Vec<PullRequest>>) {
         let label = self.settings.bot_label.clone();
         let open = match self.forge.open_pull_requests(&label).await {
             Ok(open) => open,
             Err(e) => {
                 let failed = UpkeepReport::new(None, "", UpkeepAction::Keep)
                     .finish(Status::Failed, format!("listing the open PRs: {e}"));
-                return vec![failed];
+                return (vec![failed], None);
             }
         };
         let landed = landed(u.actions);
-        let touched = touched(u.actions);
+        let named = Named::of(self.plan.plan(), u.actions);
         let mut reports = Vec::new();
-        for pr in open {
-            if touched.contains(&pr.number) || self.check_owned(&pr).is_err() {
+        for pr in open.clone() {
+            if named.names(&pr) || self.check_owned(&pr).is_err() {
                 continue;
             }
             if crate::harden::cancelled().is_some() {
@@ -96,7 +100,7 @@ impl<'a> Worker<'a> {
                 reports.push(report);
             }
         }
-        reports
+        (reports, Some(open))
     }
 
     async fn look_after_one(
@@ -248,17 +252,55 @@ fn landed(actions: &[ActionReport]) -> Vec<Landed> {
         .collect()
 }
 
-/// The PRs this run's actions opened, updated, commented on or closed.
-fn touched(actions: &[ActionReport]) -> BTreeSet<u64> {
-    let prs = actions
-        .iter()
-        .flat_map(|a| a.pull_requests.iter().map(|p| p.number));
-    let comments = actions
-        .iter()
-        .flat_map(|a| a.comments.iter())
-        .filter(|c| c.on == "pull_request")
-        .map(|c| c.number);
-    prs.chain(comments).collect()
+/// The PRs this run's plan names, which upkeep leaves to it whichever shard runs the action:
+/// those its actions reported, those they name by number, and those on their branches (a
+/// `create_mr`'s split branches included).
+struct Named {
+    numbers: BTreeSet<u64>,
+    branches: Vec<String>,
+}
+
+impl Named {
+    fn of(plan: &Plan, actions: &[ActionReport]) -> Named {
+        let reported = actions
+            .iter()
+            .flat_map(|a| a.pull_requests.iter().map(|p| p.number));
+        let commented = actions
+            .iter()
+            .flat_map(|a| a.comments.iter())
+            .filter(|c| c.on == "pull_request")
+            .map(|c| c.number);
+        let mut numbers: BTreeSet<u64> = reported.chain(commented).collect();
+        let mut branches = Vec::new();
+        for action in &plan.actions {
+            match action {
+                Action::CreateMr(a) => branches.push(a.branch.clone()),
+                Action::UpdateMr(a) => {
+                    numbers.insert(a.mr_id);
+                    branches.push(a.branch.clone());
+                }
+                Action::CommentMr(a) => {
+                    numbers.insert(a.mr_id);
+                }
+                Action::CloseMr(a) => {
+                    numbers.insert(a.mr_id);
+                }
+                _ => {}
+            }
+        }
+        Named { numbers, branches }
+    }
+
+    fn names(&self, pr: &PullRequest) -> bool {
+        self.numbers.contains(&pr.number)
+            || self.branches.iter().any(|b| {
+                pr.head == *b
+                    || pr
+                        .head
+                        .strip_prefix(b.as_str())
+                        .is_some_and(|rest| rest.starts_with("--"))
+            })
+    }
 }
 
 /// The PRs of this run that supersede `record`'s: each of its packages updated to the same or a

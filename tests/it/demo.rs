@@ -43,7 +43,10 @@ fn the_demo_runs_end_to_end() {
         .args(["branch", "--list", "quartermaster/*"])
         .output()
         .unwrap();
-    assert!(origin.stdout.is_empty(), "the checkout's origin got no branch");
+    assert!(
+        origin.stdout.is_empty(),
+        "the checkout's origin got no branch"
+    );
     assert!(
         stdout.contains("## Quartermaster: 1 done, 0 failed, 1 skipped, 0 denied, 1 partial"),
         "{stdout}"
