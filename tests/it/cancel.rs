@@ -18,8 +18,10 @@ fn sigterm_during_a_test_command_writes_the_report_with_cancelled_actions() {
         hang,
         issue,
     ]));
-    let report = f.root.path().join("report.json");
-    let summary = f.root.path().join("summary.md");
+    let (report, summary) = (
+        f.root.path().join("report.json"),
+        f.root.path().join("summary.md"),
+    );
     let child = f
         .qm_process()
         .arg("run")
@@ -45,17 +47,7 @@ fn sigterm_during_a_test_command_writes_the_report_with_cancelled_actions() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let started = Instant::now();
-    let hung = loop {
-        if let Some(pid) = processes_running("sleep 1213").first() {
-            break *pid;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(180),
-            "the test never started"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let hung = hanging_test();
     let signalled = Instant::now();
     sh(f.root.path(), &format!("kill -TERM {}", child.id()));
     let out = child.wait_with_output().unwrap();
@@ -69,6 +61,20 @@ fn sigterm_during_a_test_command_writes_the_report_with_cancelled_actions() {
     );
 
     let report: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    the_report_says_what_finished(&f, &report);
+    let summary = std::fs::read_to_string(&summary).unwrap();
+    assert!(
+        summary.starts_with("## Quartermaster: 1 done, 0 failed, 0 skipped, 0 denied, 2 cancelled"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("**Cancelled**: the run was stopped by signal 15"),
+        "{summary}"
+    );
+}
+
+/// Done what finished, `cancelled` the rest, and nothing after the signal.
+fn the_report_says_what_finished(f: &Fixture, report: &Value) {
     assert_eq!(report["signal"], 15);
     assert_eq!(report["exit_code"], 143);
     let statuses: Vec<&str> = report["actions"]
@@ -92,13 +98,19 @@ fn sigterm_during_a_test_command_writes_the_report_with_cancelled_actions() {
     assert!(f.issues().is_empty(), "nothing opened after the signal");
     assert!(!f.branches().contains_key("quartermaster/hang"));
     assert!(f.branches().contains_key("quartermaster/cargo"));
-    let summary = std::fs::read_to_string(&summary).unwrap();
-    assert!(
-        summary.starts_with("## Quartermaster: 1 done, 0 failed, 0 skipped, 0 denied, 2 cancelled"),
-        "{summary}"
-    );
-    assert!(
-        summary.contains("**Cancelled**: the run was stopped by signal 15"),
-        "{summary}"
-    );
+}
+
+/// The test command that hangs, once it runs.
+fn hanging_test() -> u32 {
+    let started = Instant::now();
+    loop {
+        if let Some(pid) = processes_running("sleep 1213").first() {
+            return *pid;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(180),
+            "the test never started"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }

@@ -92,74 +92,73 @@ fn upkeep_of(run: &Run, number: u64) -> Value {
 fn four_weeks_of_upkeep(backend: Backend) {
     let f = Fixture::on(backend);
     publish_harmless_farewells(&f);
-    let mut farewell = create_mr(
-        "quartermaster/farewell",
-        &[farewell_to("2.0.0", "2.1.0")],
-        "batch",
-    );
-    farewell["commands"] = json!(["cargo update -p farewell --precise 2.1.0"]);
-
-    // Week 1: two PRs, one patch and one minor, and the dashboard.
-    let week1 = f.run(
-        &plan(vec![
-            create_mr("quartermaster/greeting", &[greeting()], "batch"),
-            farewell,
-            skip(),
-        ]),
-        &[],
-    );
-    assert_eq!(week1.code, 0, "{}", week1.said());
-    let (patch, minor) = (pr_number(&week1, 0), pr_number(&week1, 1));
-    assert_eq!(week1.report["upkeep"], json!([]));
-    let body = dashboard(&f, &[patch, minor], &[]);
-    assert!(
-        body.contains(
-            "`farewell` `2.0.0` → `2.1.0` (minor); tests passed: `cargo test`; opened today"
-        ),
-        "{body}"
-    );
-    assert!(
-        body.contains(
-            "**skipped**: serde (human_hold): held by @\u{200B}alice until #\u{200B}7 lands"
-        ),
-        "{body}"
-    );
-
+    let (patch, minor) = week1(&f);
     // Between: a human brings greeting to 1.0.1 on main, and farewell to 2.0.2, under the PR.
     let lock = human_updates_main(&f, &[("greeting", "1.0.1"), ("farewell", "2.0.2")]);
     assert!(
         lock.contains("name = \"farewell\"\nversion = \"2.0.2\""),
         "{lock}"
     );
+    week2(&f, patch, minor);
+    let newest = week3(&f, minor);
+    dashboard(&f, &[newest], &[patch, minor]);
+    week4(&f, newest);
+    let body = dashboard(&f, &[newest], &[patch, minor]);
+    assert!(
+        body.contains("someone else committed to it: left alone"),
+        "{body}"
+    );
+}
 
-    // Week 2, a plan with only a skip: the greeting PR is closed, the farewell PR rebuilt.
+/// The upkeep of PR `number` in `run`, which must have done `action` with `status`.
+fn upkept(run: &Run, number: u64, action: &str, status: &str) -> Value {
+    let u = upkeep_of(run, number);
+    assert_eq!(
+        (u["action"].as_str(), u["status"].as_str()),
+        (Some(action), Some(status)),
+        "{u}"
+    );
+    u
+}
+
+/// Week 1: two PRs, one patch and one minor, and the dashboard.
+fn week1(f: &Fixture) -> (u64, u64) {
+    let mut farewell = create_mr(
+        "quartermaster/farewell",
+        &[farewell_to("2.0.0", "2.1.0")],
+        "batch",
+    );
+    farewell["commands"] = json!(["cargo update -p farewell --precise 2.1.0"]);
+    let greeting = create_mr("quartermaster/greeting", &[greeting()], "batch");
+    let week1 = f.run(&plan(vec![greeting, farewell, skip()]), &[]);
+    assert_eq!(week1.code, 0, "{}", week1.said());
+    let (patch, minor) = (pr_number(&week1, 0), pr_number(&week1, 1));
+    assert_eq!(week1.report["upkeep"], json!([]));
+    let body = dashboard(f, &[patch, minor], &[]);
+    let listed = "`farewell` `2.0.0` → `2.1.0` (minor); tests passed: `cargo test`; opened today";
+    assert!(body.contains(listed), "{body}");
+    let quoted = "**skipped**: serde (human_hold): held by @\u{200B}alice until #\u{200B}7 lands";
+    assert!(body.contains(quoted), "{body}");
+    (patch, minor)
+}
+
+/// Week 2, a plan with only a skip: the patch PR is closed, the minor one rebuilt on main.
+fn week2(f: &Fixture, patch: u64, minor: u64) {
     let week2 = f.run(&plan(vec![skip()]), &[]);
     assert_eq!(week2.code, 0, "{}", week2.said());
-    let closed = upkeep_of(&week2, patch);
-    assert_eq!(
-        (closed["action"].as_str(), closed["status"].as_str()),
-        (Some("close"), Some("done")),
-        "{closed}"
-    );
-    let said = comments(&pull(&f, patch));
+    upkept(&week2, patch, "close", "done");
+    let said = comments(&pull(f, patch));
     assert!(
         said.iter().any(|c| c.contains("reached `main`")),
         "{said:?}"
     );
-    assert_eq!(pull(&f, patch)["state"], "closed");
+    assert_eq!(pull(f, patch)["state"], "closed");
     assert!(!f.branches().contains_key("quartermaster/greeting"));
-    let rebuilt = upkeep_of(&week2, minor);
-    assert_eq!(
-        (rebuilt["action"].as_str(), rebuilt["status"].as_str()),
-        (Some("rebuild"), Some("done")),
-        "{rebuilt}"
-    );
+    let rebuilt = upkept(&week2, minor, "rebuild", "done");
+    let why = rebuilt["reason"].as_str().unwrap();
     assert!(
-        rebuilt["reason"]
-            .as_str()
-            .unwrap()
-            .starts_with("it conflicts with `main` in `Cargo.lock`"),
-        "{rebuilt}"
+        why.starts_with("it conflicts with `main` in `Cargo.lock`"),
+        "{why}"
     );
     assert_eq!(rebuilt["test"]["runs"][0]["passed"], true, "{rebuilt}");
     let main = f.branches()["main"].clone();
@@ -170,18 +169,16 @@ fn four_weeks_of_upkeep(backend: Backend) {
             && lock.contains("name = \"greeting\"\nversion = \"1.0.1\""),
         "{lock}"
     );
-    let rebuilt_body = pull(&f, minor)["body"].as_str().unwrap().to_string();
-    assert!(
-        rebuilt_body.starts_with("Patch releases.") && rebuilt_body.contains("`2.0.2` → `2.1.0`"),
-        "{rebuilt_body}"
-    );
-    let body = dashboard(&f, &[minor], &[patch]);
-    assert!(
-        body.contains("`2.0.2` → `2.1.0`") && body.contains("rebuilt by the latest run"),
-        "{body}"
-    );
+    let body = pull(f, minor)["body"].as_str().unwrap().to_string();
+    let refreshed = body.starts_with("Patch releases.") && body.contains("`2.0.2` → `2.1.0`");
+    assert!(refreshed, "{body}");
+    let body = dashboard(f, &[minor], &[patch]);
+    let listed = body.contains("`2.0.2` → `2.1.0`") && body.contains("rebuilt by the latest run");
+    assert!(listed, "{body}");
+}
 
-    // Week 3: a newer farewell PR supersedes the old one.
+/// Week 3: a newer farewell PR supersedes the old one; the new PR's number.
+fn week3(f: &Fixture, minor: u64) -> u64 {
     let mut newer = create_mr(
         "quartermaster/farewell-2.2",
         &[farewell_to("2.0.2", "2.2.0")],
@@ -191,52 +188,29 @@ fn four_weeks_of_upkeep(backend: Backend) {
     let week3 = f.run(&plan(vec![newer]), &[]);
     assert_eq!(week3.code, 0, "{}", week3.said());
     let newest = pr_number(&week3, 0);
-    let superseded = upkeep_of(&week3, minor);
-    assert_eq!(
-        (
-            superseded["action"].as_str(),
-            superseded["superseded_by"].as_u64()
-        ),
-        (Some("supersede"), Some(newest)),
-        "{superseded}"
-    );
-    let said = comments(&pull(&f, minor));
-    assert!(
-        said.iter()
-            .any(|c| c.contains(&format!("Superseded by #{newest}"))),
-        "{said:?}"
-    );
-    assert_eq!(pull(&f, minor)["state"], "closed");
+    let superseded = upkept(&week3, minor, "supersede", "done");
+    assert_eq!(superseded["superseded_by"], newest, "{superseded}");
+    let said = comments(&pull(f, minor));
+    let named = format!("Superseded by #{newest}");
+    assert!(said.iter().any(|c| c.contains(&named)), "{said:?}");
+    assert_eq!(pull(f, minor)["state"], "closed");
     assert!(!f.branches().contains_key("quartermaster/farewell"));
-    dashboard(&f, &[newest], &[patch, minor]);
+    newest
+}
 
-    // Week 4: a human commits to the newest PR's branch, and main moves under it: left alone.
+/// Week 4: a human commits to the newest PR's branch, and main moves under it: left alone.
+fn week4(f: &Fixture, newest: u64) {
     f.human_commit("quartermaster/farewell-2.2", "HUMAN.md");
     let manifest = f.show("main", "Cargo.toml") + "# a comment\n";
     f.commit_file("main", "Cargo.toml", &manifest);
     let tip = f.branches()["quartermaster/farewell-2.2"].clone();
     let week4 = f.run(&plan(vec![skip()]), &[]);
     assert_eq!(week4.code, 0, "{}", week4.said());
-    let left = upkeep_of(&week4, newest);
-    assert_eq!(
-        (left["action"].as_str(), left["status"].as_str()),
-        (Some("leave_alone"), Some("skipped")),
-        "{left}"
-    );
-    assert!(
-        left["reason"]
-            .as_str()
-            .unwrap()
-            .contains("human@example.com"),
-        "{left}"
-    );
+    let left = upkept(&week4, newest, "leave_alone", "skipped");
+    let why = left["reason"].as_str().unwrap();
+    assert!(why.contains("human@example.com"), "{why}");
     assert_eq!(f.branches()["quartermaster/farewell-2.2"], tip);
-    assert_eq!(pull(&f, newest)["state"], "open");
-    let body = dashboard(&f, &[newest], &[patch, minor]);
-    assert!(
-        body.contains("someone else committed to it: left alone"),
-        "{body}"
-    );
+    assert_eq!(pull(f, newest)["state"], "open");
 }
 
 /// The number of the PR the action opened.
@@ -361,12 +335,7 @@ fn the_dashboards_boxes_ask_for_a_rebuild_and_a_retry() {
 
     let week2 = f.run(&plan(vec![skip()]), &[]);
     assert_eq!(week2.code, 1, "{}", week2.said());
-    let failed = upkeep_of(&week2, number);
-    assert_eq!(
-        (failed["action"].as_str(), failed["status"].as_str()),
-        (Some("rebuild"), Some("failed")),
-        "{failed}"
-    );
+    let failed = upkept(&week2, number, "rebuild", "failed");
     assert_eq!(failed["test"]["runs"][0]["passed"], false);
     assert_eq!(
         f.branches()["quartermaster/greeting"],
@@ -375,15 +344,7 @@ fn the_dashboards_boxes_ask_for_a_rebuild_and_a_retry() {
     );
     let said = comments(&pull(&f, number));
     assert!(said.iter().any(|c| c.starts_with("Quartermaster could not rebuild this PR on `main` (the dependency dashboard asked for a rebuild): `cargo test` failed: exit code 101")), "{said:?}");
-    let retried = week2.report["upkeep"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|u| u["action"] == "retry")
-        .cloned()
-        .unwrap_or_else(|| panic!("no retry: {}", week2.said()));
-    assert_eq!(retried["status"], "done", "{retried}");
-    let opened = retried["pull_request"].as_u64().unwrap();
+    let opened = retried(&week2);
     let lock = f.show("quartermaster/farewell", "Cargo.lock");
     assert!(
         lock.contains("name = \"farewell\"\nversion = \"2.0.1\""),
@@ -404,19 +365,10 @@ fn the_dashboards_boxes_ask_for_a_rebuild_and_a_retry() {
     tick(&f, &[&format!("- [ ] #{number} ")]);
     let week3 = f.run(&plan(vec![skip()]), &[]);
     assert_eq!(week3.code, 0, "{}", week3.said());
-    let rebuilt = upkeep_of(&week3, number);
-    assert_eq!(
-        (rebuilt["action"].as_str(), rebuilt["status"].as_str()),
-        (Some("rebuild"), Some("done")),
-        "{rebuilt}"
-    );
-    assert!(
-        rebuilt["reason"]
-            .as_str()
-            .unwrap()
-            .starts_with("the dependency dashboard asked for a rebuild; rebuilt on `main`"),
-        "{rebuilt}"
-    );
+    let rebuilt = upkept(&week3, number, "rebuild", "done");
+    let why = rebuilt["reason"].as_str().unwrap();
+    let asked = "the dependency dashboard asked for a rebuild; rebuilt on `main`";
+    assert!(why.starts_with(asked), "{why}");
     assert_ne!(f.branches()["quartermaster/greeting"], tip);
 }
 
@@ -429,6 +381,19 @@ fn tick(f: &Fixture, boxes: &[&str]) {
         record = record.replace(b, &b.replace("- [ ]", "- [x]"));
     }
     std::fs::write(&path, record).unwrap();
+}
+
+/// The PR a retry the dashboard asked for opened.
+fn retried(run: &Run) -> u64 {
+    let retry = run.report["upkeep"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|u| u["action"] == "retry")
+        .cloned()
+        .unwrap_or_else(|| panic!("no retry: {}", run.said()));
+    assert_eq!(retry["status"], "done", "{retry}");
+    retry["pull_request"].as_u64().unwrap()
 }
 
 fn dashboard_number(f: &Fixture) -> u64 {

@@ -40,28 +40,6 @@ pub struct Pull {
     pub created_at: String,
 }
 
-impl Pull {
-    fn new(number: u64, head: &str, title: String, body: String) -> Self {
-        Pull {
-            number,
-            state: "open",
-            merged: false,
-            title,
-            body,
-            head: head.into(),
-            base: "main".into(),
-            labels: Vec::new(),
-            draft: false,
-            fork: false,
-            auto_merge: false,
-            reviewers: Vec::new(),
-            teams: Vec::new(),
-            assignees: Vec::new(),
-            created_at: super::github_api::now(),
-        }
-    }
-}
-
 #[derive(Debug, Clone)]
 pub struct Issue {
     pub number: u64,
@@ -590,73 +568,5 @@ impl State {
             }
             _ => self.route_git_and_people(method, &parts, body),
         }
-    }
-
-    /// PRs in the shape the behavioural tests compare across forges.
-    pub fn pulls(&self) -> Vec<Value> {
-        self.pulls
-            .values()
-            .map(|p| {
-                json!({
-                    "number": p.number, "state": if p.merged { "merged" } else { p.state },
-                    "title": p.title, "body": p.body, "labels": p.labels,
-                    "head": p.head, "base": p.base, "draft": p.draft,
-                    "comments": self.comment_bodies(p.number),
-                    "auto_merge": p.auto_merge, "reviewers": p.reviewers,
-                    "team_reviewers": p.teams, "assignees": p.assignees,
-                })
-            })
-            .collect()
-    }
-
-    pub fn issues(&self) -> Vec<Value> {
-        self.issues
-            .values()
-            .map(|i| {
-                json!({
-                    "number": i.number, "state": i.state, "title": i.title, "body": i.body,
-                    "labels": i.labels, "comments": self.comment_bodies(i.number),
-                })
-            })
-            .collect()
-    }
-
-    fn comment_bodies(&self, number: u64) -> Vec<Value> {
-        self.comments
-            .get(&number)
-            .map(|c| c.iter().map(|(_, b)| json!({ "body": b })).collect())
-            .unwrap_or_default()
-    }
-
-    pub fn seed_pull(&mut self, head: &str, labels: &[&str]) -> u64 {
-        let number = self.next;
-        self.next += 1;
-        let mut p = Pull::new(number, head, format!("PR on {head}"), String::new());
-        p.labels = labels.iter().map(|l| l.to_string()).collect();
-        self.pulls.insert(number, p);
-        number
-    }
-
-    /// A PR from a fork whose branch has the same name as one of ours.
-    pub fn seed_fork_pull(&mut self, head: &str, labels: &[&str]) -> u64 {
-        let number = self.seed_pull(head, labels);
-        self.pulls.get_mut(&number).unwrap().fork = true;
-        number
-    }
-
-    pub fn seed_issue(&mut self, labels: &[&str]) -> u64 {
-        let number = self.next;
-        self.next += 1;
-        self.issues.insert(
-            number,
-            Issue {
-                number,
-                state: "open",
-                title: "A human's issue".into(),
-                body: String::new(),
-                labels: labels.iter().map(|l| l.to_string()).collect(),
-            },
-        );
-        number
     }
 }

@@ -31,25 +31,6 @@ pub struct Mr {
     pub created_at: String,
 }
 
-impl Mr {
-    fn new(iid: u64, title: String, description: String, source: String, target: String) -> Self {
-        Mr {
-            iid,
-            state: "opened",
-            title,
-            description,
-            source,
-            target,
-            labels: Vec::new(),
-            fork: false,
-            auto_merge: false,
-            reviewers: Vec::new(),
-            assignees: Vec::new(),
-            created_at: super::github_api::now(),
-        }
-    }
-}
-
 #[derive(Debug, Clone)]
 pub struct Issue {
     pub iid: u64,

@@ -273,3 +273,28 @@ impl State {
         git(dir, &["write-tree"], &env, b"")
     }
 }
+
+impl Mr {
+    pub(super) fn new(
+        iid: u64,
+        title: String,
+        description: String,
+        source: String,
+        target: String,
+    ) -> Self {
+        Mr {
+            iid,
+            state: "opened",
+            title,
+            description,
+            source,
+            target,
+            labels: Vec::new(),
+            fork: false,
+            auto_merge: false,
+            reviewers: Vec::new(),
+            assignees: Vec::new(),
+            created_at: super::github_api::now(),
+        }
+    }
+}

@@ -6,6 +6,7 @@
 // Shared with benches/run.rs, which uses only part of it.
 #![allow(dead_code)]
 
+pub mod forges;
 pub mod gem_source;
 pub mod git_http;
 pub mod github;
@@ -22,28 +23,6 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-
-/// Runs each listed test (a function taking a [`Backend`]) once per forge.
-#[macro_export]
-macro_rules! on_every_forge {
-    ($($name:ident),* $(,)?) => {$(
-        mod $name {
-            use super::*;
-            #[test]
-            fn local() {
-                super::$name(Backend::Local)
-            }
-            #[test]
-            fn github() {
-                super::$name(Backend::Github)
-            }
-            #[test]
-            fn gitlab() {
-                super::$name(Backend::Gitlab)
-            }
-        }
-    )*};
-}
 
 /// Which forge a fixture runs plans against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
