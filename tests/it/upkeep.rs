@@ -152,6 +152,9 @@ fn week2(f: &Fixture, patch: u64, minor: u64) {
         said.iter().any(|c| c.contains("reached `main`")),
         "{said:?}"
     );
+    if f.backend == Backend::Local {
+        insta::assert_snapshot!("closed_once_its_updates_reached_main", said.join("\n---\n"));
+    }
     assert_eq!(pull(f, patch)["state"], "closed");
     assert!(!f.branches().contains_key("quartermaster/greeting"));
     let rebuilt = upkept(&week2, minor, "rebuild", "done");
@@ -193,6 +196,9 @@ fn week3(f: &Fixture, minor: u64) -> u64 {
     let said = comments(&pull(f, minor));
     let named = format!("Superseded by #{newest}");
     assert!(said.iter().any(|c| c.contains(&named)), "{said:?}");
+    if f.backend == Backend::Local {
+        insta::assert_snapshot!("closed_as_superseded", said.join("\n---\n"));
+    }
     assert_eq!(pull(f, minor)["state"], "closed");
     assert!(!f.branches().contains_key("quartermaster/farewell"));
     newest
@@ -343,7 +349,7 @@ fn the_dashboards_boxes_ask_for_a_rebuild_and_a_retry() {
         "left as it was"
     );
     let said = comments(&pull(&f, number));
-    assert!(said.iter().any(|c| c.starts_with("Quartermaster could not rebuild this PR on `main` (the dependency dashboard asked for a rebuild): `cargo test` failed: exit code 101")), "{said:?}");
+    insta::assert_snapshot!("a_rebuild_that_failed", said.join("\n---\n"));
     let opened = retried(&week2);
     let lock = f.show("quartermaster/farewell", "Cargo.lock");
     assert!(
@@ -407,4 +413,43 @@ fn dashboard_number(f: &Fixture) -> u64 {
         })
         .and_then(|i| i["number"].as_u64())
         .unwrap()
+}
+
+/// Upkeep obeys `--dry-run` (it says what it would do, and does nothing) and `--only` (only the
+/// shard holding the plan's first action looks after every PR and the dashboard).
+#[test]
+fn upkeep_obeys_dry_run_and_only() {
+    let f = Fixture::new();
+    let week1 = f.run(
+        &plan(vec![create_mr(
+            "quartermaster/greeting",
+            &[greeting()],
+            "batch",
+        )]),
+        &[],
+    );
+    assert_eq!(week1.code, 0, "{}", week1.said());
+    let number = pr_number(&week1, 0);
+    human_updates_main(&f, &[("greeting", "1.0.1")]);
+    let before = (f.pulls(), f.issues(), f.branches());
+    let two_skips = plan(vec![skip(), skip()]);
+
+    let dry = f.run(&two_skips, &["--dry-run"]);
+    assert_eq!(dry.code, 0, "{}", dry.said());
+    let would = upkept(&dry, number, "close", "skipped");
+    let said = would["reason"].as_str().unwrap();
+    assert!(
+        said.starts_with(&format!("dry run: would close PR #{number}")),
+        "{said}"
+    );
+    assert!(dry.report["dashboard"].is_null());
+    let other_shard = f.run(&two_skips, &["--only", "1"]);
+    assert_eq!(other_shard.code, 0, "{}", other_shard.said());
+    assert_eq!(other_shard.report["upkeep"], json!([]));
+    assert_eq!((f.pulls(), f.issues(), f.branches()), before);
+
+    let first_shard = f.run(&two_skips, &["--only", "0"]);
+    assert_eq!(first_shard.code, 0, "{}", first_shard.said());
+    upkept(&first_shard, number, "close", "done");
+    assert_eq!(pull(&f, number)["state"], "closed");
 }

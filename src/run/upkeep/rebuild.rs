@@ -100,9 +100,10 @@ impl<'a> Worker<'a> {
             }
             Err(stop) => {
                 if stop.status == Status::Failed && !self.settings.dry_run {
+                    let left = format!("; PR #{} was left as it was", pr.number);
                     let text = format!(
                         "Quartermaster could not rebuild this PR on {default} ({why}): {}. The PR was left as it was.",
-                        markdown::one_line(&stop.reason, false)
+                        markdown::one_line(stop.reason.trim_end_matches(&left), false)
                     );
                     let tip = self
                         .git()
