@@ -453,3 +453,43 @@ fn upkeep_obeys_dry_run_and_only() {
     upkept(&first_shard, number, "close", "done");
     assert_eq!(pull(&f, number)["state"], "closed");
 }
+
+/// A fork's PR on a branch named like Quartermaster's, with the bot label and a build record
+/// saying its update reached `main`, is not Quartermaster's: upkeep never closes or rebuilds it.
+/// The control: the same record on Quartermaster's own PR closes it.
+#[test]
+fn a_forks_pr_with_a_record_is_never_looked_after() {
+    let f = Fixture::on(Backend::Github);
+    let week1 = f.run(
+        &plan(vec![create_mr(
+            "quartermaster/greeting",
+            &[greeting()],
+            "batch",
+        )]),
+        &[],
+    );
+    assert_eq!(week1.code, 0, "{}", week1.said());
+    let ours = pr_number(&week1, 0);
+    let body = pull(&f, ours)["body"].as_str().unwrap().to_string();
+    let fork = f.seed_fork_pull("quartermaster/greeting-fork", &["quartermaster"]);
+    f.github()
+        .state
+        .lock()
+        .unwrap()
+        .pulls
+        .get_mut(&fork)
+        .unwrap()
+        .body = body;
+    human_updates_main(&f, &[("greeting", "1.0.1")]);
+
+    let week2 = f.run(&plan(vec![skip()]), &[]);
+    assert_eq!(week2.code, 0, "{}", week2.said());
+    let looked_after: Vec<&Value> = week2.report["upkeep"].as_array().unwrap().iter().collect();
+    assert!(
+        looked_after.iter().all(|u| u["pull_request"] != fork),
+        "{looked_after:?}"
+    );
+    assert_eq!(pull(&f, fork)["state"], "open");
+    assert!(comments(&pull(&f, fork)).is_empty());
+    upkept(&week2, ours, "close", "done");
+}
