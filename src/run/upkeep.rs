@@ -19,7 +19,6 @@ mod rebuild;
 
 use super::Worker;
 use super::record::Record;
-use super::stop::Stop;
 use crate::changes::{Ecosystem, version};
 use crate::forge::{PullRequest, Target};
 use crate::markdown::{self, code};
@@ -330,8 +329,5 @@ fn superseding(record: &Record, landed: &[Landed]) -> Option<Vec<(u64, String, S
     (higher && !newer.is_empty()).then_some(newer)
 }
 
-impl From<Stop> for UpkeepReport {
-    fn from(stop: Stop) -> Self {
-        UpkeepReport::new(None, "", UpkeepAction::Keep).finish(stop.status, stop.reason)
-    }
-}
+#[cfg(test)]
+mod tests;
