@@ -40,6 +40,7 @@ impl RunReport {
             return out;
         }
         out.push_str(&self.actions_table());
+        out.push_str(&self.upkeep_table());
         out.push_str(&self.updates_table());
         out.push_str(&self.toolchain_mismatches());
         out.push_str(&self.failures());
@@ -78,6 +79,32 @@ impl RunReport {
                 what,
                 status_badge(a.status),
                 cell(&result_text(a))
+            ));
+        }
+        out
+    }
+
+    /// What the run did to Quartermaster's open PRs, and the dependency dashboard.
+    fn upkeep_table(&self) -> String {
+        let mut out = String::new();
+        if !self.upkeep.is_empty() {
+            out.push_str("\n### Upkeep\n\n| PR | Branch | Upkeep | Status | Result |\n|---:|---|---|---|---|\n");
+        }
+        for u in &self.upkeep {
+            out.push_str(&format!(
+                "| {} | {} | {} | {} | {} |\n",
+                u.pull_request.map_or_else(String::new, |n| format!("#{n}")),
+                cell_code(&u.branch),
+                u.action.as_str(),
+                status_badge(u.status),
+                cell(&u.reason)
+            ));
+        }
+        if let Some(d) = &self.dashboard {
+            out.push_str(&format!(
+                "\nDependency dashboard: issue #{} ({}).\n",
+                d.number,
+                d.operation.as_str()
             ));
         }
         out

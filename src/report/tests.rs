@@ -101,3 +101,26 @@ fn timing_separates_children_from_overhead() {
     assert_eq!((r.timing.commands_ms, r.timing.overhead_ms), (60, 40));
     assert!(r.timing.peak_memory_kb > 0);
 }
+
+/// The summary shows what upkeep did to the open PRs, and the dashboard.
+#[test]
+fn markdown_shows_the_upkeep_and_the_dashboard() {
+    let mut r = report(vec![]);
+    r.upkeep = vec![
+        UpkeepReport::new(Some(4), "quartermaster/farewell", UpkeepAction::Rebuild).finish(
+            Status::Done,
+            "it conflicts with `main` in `Cargo.lock`; rebuilt on `main`: PR #4 updated",
+        ),
+        UpkeepReport::new(Some(2), "quartermaster/greeting", UpkeepAction::LeaveAlone).finish(
+            Status::Skipped,
+            "quartermaster/greeting has commits by a@b | c",
+        ),
+    ];
+    r.dashboard = Some(IssueRef {
+        number: 3,
+        url: "https://example.com/issues/3".into(),
+        operation: Operation::Updated,
+    });
+    r.tally();
+    insta::assert_snapshot!(r.to_markdown());
+}
