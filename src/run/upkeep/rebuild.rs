@@ -237,3 +237,66 @@ fn retry_plan(plan: &Plan, record: &Record) -> String {
     }
     json!({"repo_context": repo_context(plan, record), "actions": [action]}).to_string()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::UpdateType;
+    use crate::run::record::RecordedUpdate;
+
+    fn plan() -> Plan {
+        serde_json::from_value(json!({
+            "repo_context": {"platform": "github", "ecosystems": ["cargo"], "default_branch": "main"},
+            "actions": [{"type": "skip", "package": "serde", "reason": "held",
+                         "reason_type": "human_hold", "confidence": 1}]
+        }))
+        .unwrap()
+    }
+
+    fn record(commands: &[&str]) -> Record {
+        Record {
+            mission: "deps".into(),
+            branch: "quartermaster/farewell".into(),
+            title: "Bump farewell".into(),
+            ecosystems: vec!["cargo".into()],
+            working_dir: None,
+            updates: vec![RecordedUpdate {
+                package: "farewell".into(),
+                ecosystem: Some("cargo".into()),
+                from: "2.0.0".into(),
+                to: "2.0.1".into(),
+                update_type: UpdateType::Patch,
+            }],
+            commands: commands.iter().map(|c| c.to_string()).collect(),
+            test: "cargo test".into(),
+            labels: vec![],
+            api_commit: None,
+        }
+    }
+
+    /// A retry box's record is validated like a plan: a forged command, a foreign mission or a
+    /// branch outside `quartermaster/` runs nothing. The control: the record as written.
+    #[test]
+    fn a_forged_retry_record_is_refused_by_the_mission() {
+        let mission = crate::mission::load("deps", None).unwrap();
+        let good = record(&["cargo update -p farewell --precise 2.0.1"]);
+        let valid = validated(&retry_plan(&plan(), &good), &good, &mission).unwrap();
+        assert!(matches!(valid.step(0), Some(Step::CreateMr(..))));
+        let forged = record(&["cargo install cargo-pwn"]);
+        let refused = validated(&retry_plan(&plan(), &forged), &forged, &mission).unwrap_err();
+        assert_eq!(refused.status, Status::Denied);
+        assert!(
+            refused.reason.contains("[command.not_allowlisted]"),
+            "{}",
+            refused.reason
+        );
+        let mut elsewhere = good.clone();
+        elsewhere.branch = "main".into();
+        let refused = validated(&retry_plan(&plan(), &elsewhere), &elsewhere, &mission);
+        assert!(refused.unwrap_err().reason.contains("[branch.prefix]"));
+        let mut foreign = good;
+        foreign.mission = "other".into();
+        let refused = validated(&retry_plan(&plan(), &foreign), &foreign, &mission).unwrap_err();
+        insta::assert_snapshot!(refused.reason);
+    }
+}
