@@ -10,8 +10,9 @@
 #                 the repository's policy, .quartermaster.toml
 #   plan.json     an agent's plan: update both (fallback individual_on_failure), open an issue
 #                 about the breaking one, skip a held package
-# then runs `quartermaster run` on the local forge and shows what it did: the pushed branches and
-# the PR and issue records in forge/.
+# then runs `quartermaster run` on the local forge and shows what it did: the branches it pushed
+# to the local forge's own repository (forge/remote.git: the checkout's origin is never pushed
+# to), and the PR and issue records in forge/, the dependency dashboard among them.
 #
 # Needs: cargo and git. QM_BIN selects a prebuilt binary; QM_DEMO_DIR another output directory.
 set -euo pipefail
@@ -173,8 +174,8 @@ status=$?
 set -e
 
 echo
-echo "== branches on the remote =="
-git --git-dir "$out/remote.git" branch --format='%(refname:short)  %(objectname:short)  %(subject)'
+echo "== branches of the local forge's repository (forge/remote.git) =="
+git --git-dir "$out/forge/remote.git" branch --format='%(refname:short)  %(objectname:short)  %(subject)'
 echo
 echo "== forge records =="
 for record in "$out"/forge/pulls/*.json "$out"/forge/issues/*.json; do
@@ -182,6 +183,6 @@ for record in "$out"/forge/pulls/*.json "$out"/forge/issues/*.json; do
     printf '%s: %s\n' "${record#"$out"/}" "$(sed -n 's/^  "title": "\(.*\)",$/\1/p' "$record")"
 done
 echo
-echo "Exit code $status: 1 means an action failed (here, farewell 2.0.1 failed the tests, as intended)."
+echo "Exit code $status: 1 means an action did not fully land (here, farewell 2.0.1 failed the tests, as intended, and greeting landed alone: partial)."
 echo "Report: $out/report.json   Summary: $out/summary.md   Forge: $out/forge/"
 [ "$status" -le 1 ]

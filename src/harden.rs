@@ -34,6 +34,17 @@ pub fn scratch() -> Result<tempfile::TempDir, ConfigError> {
     Ok(dir)
 }
 
+/// The signal that is stopping the run, once one came (a cancelled CI job): from then on no
+/// action, upkeep step or command starts.
+pub fn cancelled() -> Option<i32> {
+    match CANCELLED.load(std::sync::atomic::Ordering::SeqCst) {
+        0 => None,
+        signal => Some(signal),
+    }
+}
+
+static CANCELLED: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
 /// The mutex's value, even if a thread panicked holding it (the guard must be restorable).
 pub fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
@@ -64,11 +75,15 @@ pub fn on_signal(hook: SignalHook) -> Result<(), ConfigError> {
     Ok(())
 }
 
-/// On SIGINT, SIGTERM or SIGHUP (a cancelled job), stops the running command and its descendants,
-/// puts the checkout's credentials back, runs the [`on_signal`] hooks, and exits with 128 + the
-/// signal. Without a handler, a container's PID 1 would ignore SIGTERM until the runtime's
-/// SIGKILL, which leaves no chance to restore anything. The handlers are installed once; a later
-/// call only adds the guard.
+/// On SIGINT, SIGTERM or SIGHUP (a cancelled job), the run winds down instead of dying: no
+/// action, upkeep step, command or forge call starts any more ([`cancelled`]), the running
+/// command and its descendants are killed, the checkout's credentials are put back, and the run
+/// goes on to write its report, summary and outputs with what finished, the rest `cancelled`
+/// (and exits with 128 + the signal). Should it not be done within [`WIND_DOWN`] of the signal,
+/// or a second signal come, the process exits there and then, after the [`on_signal`] hooks.
+/// Without a handler, a container's PID 1 would ignore SIGTERM until the runtime's SIGKILL, which
+/// leaves no chance to restore anything. The handlers are installed once; a later call only adds
+/// the guard.
 fn exit_on_signals(guard: Option<GuardSlot>) -> std::io::Result<()> {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     let mut state = lock(&ON_SIGNAL);
@@ -81,26 +96,68 @@ fn exit_on_signals(guard: Option<GuardSlot>) -> std::io::Result<()> {
     let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])?;
     state.installed = true;
     std::thread::spawn(move || {
-        if let Some(signal) = signals.forever().next() {
-            let (guard, hooks) = {
-                let mut state = lock(&ON_SIGNAL);
-                (state.guard.clone(), std::mem::take(&mut state.hooks))
-            };
-            // Held until exit: the main thread, done with its actions, waits here instead of
-            // finishing the run as if nothing happened.
-            let mut guard = guard.as_ref().map(|slot| lock(slot));
-            crate::sandbox::interrupt();
-            if let Some(guard) = guard.as_deref_mut().and_then(Option::as_mut) {
-                guard.restore();
-            }
-            for hook in hooks {
-                hook(signal);
-            }
-            eprintln!(
-                "quartermaster: interrupted by signal {signal}; the running command was killed and the run stopped"
-            );
-            std::process::exit(128 + signal);
+        let mut forever = signals.forever();
+        let Some(signal) = forever.next() else {
+            return;
+        };
+        let deadline = std::time::Instant::now() + WIND_DOWN;
+        CANCELLED.store(signal, std::sync::atomic::Ordering::SeqCst);
+        eprintln!(
+            "quartermaster: interrupted by signal {signal}; stopping the running command and writing the report"
+        );
+        std::thread::spawn(move || wind_down(signal, deadline));
+        // A second signal: no more waiting.
+        if forever.next().is_some() {
+            stop_now(signal);
         }
     });
     Ok(())
+}
+
+/// Stops the commands, puts the credentials back, and gives the run until `deadline` to write
+/// its outputs.
+fn wind_down(signal: i32, deadline: std::time::Instant) {
+    crate::sandbox::interrupt();
+    let guard = lock(&ON_SIGNAL).guard.clone();
+    if let Some(slot) = guard
+        && let Some(guard) = lock(&slot).as_mut()
+    {
+        guard.restore();
+    }
+    let (done, wound) = &WOUND_DOWN;
+    let left = deadline.saturating_duration_since(std::time::Instant::now());
+    let finished = done
+        .wait_timeout_while(lock(wound), left, |d| !*d)
+        .map(|(d, _)| *d)
+        .unwrap_or(false);
+    if !finished {
+        stop_now(signal);
+    }
+}
+
+/// How long after a signal the run may take to write its report before the process exits anyway
+/// (CI runners kill a cancelled job's processes some seconds after signalling them).
+const WIND_DOWN: std::time::Duration = std::time::Duration::from_secs(9);
+
+/// Set once the run's outputs are written after a signal.
+static WOUND_DOWN: (std::sync::Condvar, Mutex<bool>) =
+    (std::sync::Condvar::new(), Mutex::new(false));
+
+/// Says the run, stopped by a signal, wrote its outputs: the process may end on its own now.
+pub fn wound_down() {
+    let (done, wound) = &WOUND_DOWN;
+    *lock(wound) = true;
+    done.notify_all();
+}
+
+/// Ends the process now, after the hooks that record an interrupted run.
+fn stop_now(signal: i32) -> ! {
+    let hooks = std::mem::take(&mut lock(&ON_SIGNAL).hooks);
+    for hook in hooks {
+        hook(signal);
+    }
+    eprintln!(
+        "quartermaster: interrupted by signal {signal}; the run stopped before writing its report"
+    );
+    std::process::exit(128 + signal);
 }

@@ -15,7 +15,8 @@ use crate::forge::{self, ForgeKind};
 use crate::git::{CredentialGuard, Mirror, RemoteSpec};
 use crate::mission::Mission;
 use crate::report::{
-    ActionReport, IsolationReport, REPORT_VERSION, RunReport, Summary, Timing, ValidationReport,
+    ActionReport, IsolationReport, IssueRef, REPORT_VERSION, RunReport, Summary, Timing,
+    UpkeepReport, ValidationReport,
 };
 use crate::run::{Engine, OpenedRemote, Settings};
 use crate::schedule::KeyContext;
@@ -50,9 +51,11 @@ pub fn run(config: &RunConfig, mission: &Mission, bytes: &[u8], progress: &Progr
                 "The token is the workflow's GITHUB_TOKEN: PRs it opens do not trigger other workflows, so no CI runs on them. Pass a GitHub App token or a personal access token as `token` to have CI check Quartermaster's PRs.",
             ));
         }
-        match shard_fits(config, plan).and_then(|()| execute(config, plan, progress)) {
+        match shard_fits(config, plan).and_then(|()| execute(config, plan, mission, progress)) {
             Ok(ran) => {
                 report.actions = ran.actions;
+                report.upkeep = ran.upkeep;
+                report.dashboard = ran.dashboard;
                 report.forge_requests = ran.forge_requests;
                 report.isolation = Some(ran.isolation);
             }
@@ -65,6 +68,7 @@ pub fn run(config: &RunConfig, mission: &Mission, bytes: &[u8], progress: &Progr
     } else {
         progress.line("quartermaster: the plan is invalid; nothing ran");
     }
+    report.signal = crate::harden::cancelled();
     report.finished_at = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
     report.conclude(started.elapsed().as_millis() as u64);
     report
@@ -140,14 +144,19 @@ fn new_report(
         exit_code: 0,
         error: None,
         hint: None,
+        signal: None,
         isolation: None,
         actions: Vec::new(),
+        upkeep: Vec::new(),
+        dashboard: None,
     }
 }
 
 /// What running a valid plan produced.
 struct Ran {
     actions: Vec<ActionReport>,
+    upkeep: Vec<UpkeepReport>,
+    dashboard: Option<IssueRef>,
     forge_requests: u64,
     isolation: IsolationReport,
 }
@@ -157,6 +166,7 @@ struct Ran {
 fn execute(
     config: &RunConfig,
     plan: &ValidatedPlan,
+    mission: &Mission,
     progress: &Progress,
 ) -> Result<Ran, ConfigError> {
     let guard_slot: Arc<Mutex<Option<CredentialGuard>>> = Arc::default();
@@ -187,6 +197,9 @@ fn execute(
     }
     let carried = gates::carry(config, plan, progress);
     let settings = settings(config, scratch.path(), &carried, policy, runtime.handle())?;
+    if let Some(dir) = &settings.logs {
+        fresh_logs(dir)?;
+    }
     let sandbox = sandbox::open(
         config,
         plan,
@@ -201,12 +214,13 @@ fn execute(
     let keys = KeyContext::discover(plan.plan(), &config.checkout, config.allow_mentions);
     let mut engine = Engine::new(plan, forge.as_ref(), &settings, progress, &sandbox)
         .only(config.only.as_ref())
-        .jobs(config.jobs, keys);
+        .jobs(config.jobs, keys)
+        .upkeep(mission);
     if let Some(opened) = opened {
         engine = engine.remote(opened);
     }
-    let mut actions = engine.run(runtime.handle());
-    for report in &mut actions {
+    let mut ran = engine.run(runtime.handle());
+    for report in &mut ran.actions {
         if let Some(action) = plan.plan().actions.get(report.index) {
             report.subject = subject::subject(action);
         }
@@ -218,7 +232,9 @@ fn execute(
     drop(sandbox);
     drop(crate::harden::lock(&guard_slot).take());
     Ok(Ran {
-        actions,
+        actions: ran.actions,
+        upkeep: ran.upkeep,
+        dashboard: ran.dashboard,
         forge_requests: forge.requests(),
         isolation,
     })
@@ -311,7 +327,35 @@ fn settings(
         scratch: scratch.to_path_buf(),
         toolchain_policy: config.toolchain_policy,
         screener,
+        sign_commits: config.sign_commits,
+        logs: config.report.as_deref().map(logs_dir),
     })
+}
+
+/// Where the units' logs go: `<report>-logs/` beside the report (`report.json`: `report-logs/`).
+pub fn logs_dir(report: &std::path::Path) -> std::path::PathBuf {
+    let stem = report
+        .file_stem()
+        .map_or_else(|| "report".into(), |s| s.to_string_lossy().into_owned());
+    report.with_file_name(format!("{stem}-logs"))
+}
+
+/// Makes the logs' directory, without the logs of an earlier run.
+fn fresh_logs(dir: &std::path::Path) -> Result<(), ConfigError> {
+    let failed = |e: std::io::Error| {
+        ConfigError::new(format!(
+            "cannot prepare the log directory {}: {e}",
+            dir.display()
+        ))
+    };
+    std::fs::create_dir_all(dir).map_err(failed)?;
+    for entry in std::fs::read_dir(dir).map_err(failed)?.flatten() {
+        let path = entry.path();
+        if path.extension().is_some_and(|e| e == "log") && path.is_file() {
+            std::fs::remove_file(&path).map_err(failed)?;
+        }
+    }
+    Ok(())
 }
 
 /// The token in the forms it may travel in.

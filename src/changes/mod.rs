@@ -21,7 +21,7 @@ pub(crate) mod read;
 mod ruby;
 mod rules;
 mod source;
-mod version;
+pub mod version;
 mod yarn;
 
 #[cfg(test)]

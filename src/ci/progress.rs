@@ -169,6 +169,8 @@ impl Progress {
             Status::Failed => "FAILED",
             Status::Skipped => "skipped",
             Status::Denied => "DENIED",
+            Status::Partial => "PARTIAL",
+            Status::Cancelled => "CANCELLED",
         };
         self.line(&format!("      => {word}: {}", report.reason));
         if let Some(token) = &self.github {

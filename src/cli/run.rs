@@ -61,6 +61,9 @@ pub fn command(flags: Inputs) -> ExitCode {
         written = false;
     }
     written &= write_outputs(&config, &report, &progress);
+    if report.signal.is_some() {
+        crate::harden::wound_down();
+    }
     ExitCode::from(if written {
         report.exit_code
     } else {

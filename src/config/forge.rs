@@ -24,8 +24,14 @@ impl RunConfig {
                     "the local forge works on the checkout (--checkout) and its remote (--remote); leave QM_REPOSITORY unset, or choose --forge github or gitlab",
                 ));
             }
+            ForgeKind::Local if config.sign_commits => {
+                return Err(ConfigError::with_hint(
+                    "--sign-commits has the forge make and sign Quartermaster's commits, and the local forge has no API to do that",
+                    "sign commits on GitHub or GitLab (--forge github or gitlab), or leave QM_SIGN_COMMITS unset on the local forge",
+                ));
+            }
             ForgeKind::Local => {
-                // The local forge pushes to the checkout's remote.
+                // The local forge works on the checkout's branches.
                 super::require_repository(&config.checkout)?;
                 ForgeConfig::Local(LocalSettings {
                     checkout: config.checkout.clone(),

@@ -61,7 +61,7 @@ pub struct Inputs {
     #[serde(deserialize_with = "set")]
     pub forge_dir: Option<PathBuf>,
     /// Git remote of the checkout that branches go to, for the local forge [env: QM_REMOTE;
-    /// default: origin].
+    /// default: a bare repository of the local forge's own, in its directory].
     #[arg(long, value_name = "NAME")]
     #[serde(deserialize_with = "set")]
     pub remote: Option<String>,
@@ -133,6 +133,11 @@ pub struct Inputs {
     #[arg(long, num_args = 0, default_missing_value = "true")]
     #[serde(deserialize_with = "set")]
     pub draft: Option<String>,
+    /// Have the forge make the commits through its API, so that it signs them (GitHub and
+    /// GitLab) [env: QM_SIGN_COMMITS].
+    #[arg(long, num_args = 0, default_missing_value = "true")]
+    #[serde(deserialize_with = "set")]
+    pub sign_commits: Option<String>,
     /// Let @mentions and #references in plan text notify people [env: QM_ALLOW_MENTIONS].
     #[arg(long, num_args = 0, default_missing_value = "true")]
     #[serde(deserialize_with = "set")]
@@ -279,6 +284,7 @@ impl Inputs {
             tool_config,
             expose_dirs,
             draft: self.draft.or(fallback.draft),
+            sign_commits: self.sign_commits.or(fallback.sign_commits),
             allow_mentions: self.allow_mentions.or(fallback.allow_mentions),
             forge_write_interval: self.forge_write_interval.or(fallback.forge_write_interval),
             forge_max_wait: self.forge_max_wait.or(fallback.forge_max_wait),

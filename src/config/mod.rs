@@ -38,7 +38,8 @@ pub struct RunConfig {
     pub missions_dir: Option<PathBuf>,
     pub forge: ForgeKind,
     pub forge_dir: Option<PathBuf>,
-    pub remote: String,
+    /// The checkout's remote branches go to on the local forge; `None`: its own repository.
+    pub remote: Option<String>,
     pub report: Option<PathBuf>,
     pub summary: Option<PathBuf>,
     pub dry_run: bool,
@@ -61,6 +62,8 @@ pub struct RunConfig {
     /// Directories commands may read where the sandbox would hide them.
     pub expose_dirs: Vec<PathBuf>,
     pub draft: bool,
+    /// Commits are made by the forge, through its API, so that it signs them.
+    pub sign_commits: bool,
     pub allow_mentions: bool,
     /// Minimum time between two write requests to the forge's API.
     pub forge_write_interval: Duration,
@@ -119,7 +122,7 @@ impl RunConfig {
                 .unwrap_or_else(|| crate::mission::DEFAULT_MISSION.into()),
             missions_dir: inputs.missions_dir.clone(),
             forge_dir: inputs.forge_dir.clone(),
-            remote: inputs.remote.clone().unwrap_or_else(|| "origin".into()),
+            remote: inputs.remote.clone(),
             report: inputs.report.clone(),
             summary: inputs.summary.clone(),
             dry_run: flag("QM_DRY_RUN", &inputs.dry_run)?,
@@ -150,6 +153,7 @@ impl RunConfig {
                 .map(|s| parsed(s))
                 .collect::<Result<_, _>>()?,
             draft: flag("QM_DRAFT", &inputs.draft)?,
+            sign_commits: flag("QM_SIGN_COMMITS", &inputs.sign_commits)?,
             allow_mentions: flag("QM_ALLOW_MENTIONS", &inputs.allow_mentions)?,
             forge_write_interval: duration(
                 &inputs.forge_write_interval,

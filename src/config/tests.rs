@@ -305,3 +305,25 @@ fn toolchain_policy_and_install_come_from_flags_or_variables() {
         "--toolchain-policy must be warn or fail, not `strict`"
     );
 }
+
+/// Signing needs a forge that makes commits itself: on the local forge it is refused by name.
+#[test]
+fn sign_commits_is_refused_on_the_local_forge() {
+    let mut inputs = flags("p.json");
+    inputs.sign_commits = Some("true".into());
+    let c = resolve(inputs.clone(), CiEnv::default()).unwrap();
+    assert!(c.sign_commits);
+    let err = c.forge_config().err().unwrap();
+    insta::assert_snapshot!(err.render());
+    inputs.forge = Some("github".into());
+    inputs.token = Some("qm-token-0123456789".into());
+    let ci = CiEnv {
+        github_repository: Some("octo/widgets".into()),
+        ..CiEnv::default()
+    };
+    let c = resolve(inputs, ci).unwrap();
+    assert!(matches!(
+        c.forge_config(),
+        Ok(crate::forge::ForgeConfig::Github(_))
+    ));
+}

@@ -156,6 +156,27 @@ impl Resilience {
         &self,
         write: bool,
         repeatable: bool,
+        send: F,
+    ) -> Result<RawResponse, ForgeError>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<RawResponse, String>>,
+    {
+        // After a signal no request starts, and none in flight (or waiting out a rate limit)
+        // holds the run back.
+        if let Some(signal) = crate::harden::cancelled() {
+            return Err(ForgeError::Cancelled(signal));
+        }
+        tokio::select! {
+            answer = self.attempts(write, repeatable, send) => answer,
+            signal = until_cancelled() => Err(ForgeError::Cancelled(signal)),
+        }
+    }
+
+    async fn attempts<F, Fut>(
+        &self,
+        write: bool,
+        repeatable: bool,
         mut send: F,
     ) -> Result<RawResponse, ForgeError>
     where
@@ -209,6 +230,16 @@ impl Resilience {
                 }
             }
         }
+    }
+}
+
+/// Returns once a signal stops the run, with the signal.
+async fn until_cancelled() -> i32 {
+    loop {
+        if let Some(signal) = crate::harden::cancelled() {
+            return signal;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
 

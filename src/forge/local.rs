@@ -7,6 +7,7 @@
 //! <dir>/state.json          next numbers
 //! <dir>/pulls/<n>.json      one pull request, with its comments
 //! <dir>/issues/<n>.json     one issue, with its comments
+//! <dir>/remote.git          the forge's copy of the repository, where branches go ([`own`])
 //! ```
 //!
 //! Numbers are shared between PRs and issues, as on GitHub. Every write goes to a temporary file
@@ -30,11 +31,12 @@ pub struct LocalForge {
     remote: RemoteSpec,
 }
 
-/// The local forge of a checkout: its records, and the checkout's remote that branches go to.
+/// The local forge of a checkout: its records, and where branches go.
 pub struct LocalSettings {
     pub checkout: PathBuf,
-    /// The checkout's remote branches are pushed to (`origin`).
-    pub remote: String,
+    /// The checkout's remote branches are pushed to (`origin`); `None`: the forge's own bare
+    /// repository in its directory, which the checkout's branches are copied into.
+    pub remote: Option<String>,
     /// Where the records live; `<checkout>/.git/quartermaster-forge` when `None`.
     pub dir: Option<PathBuf>,
     /// Sent when the remote asks for credentials.
@@ -74,6 +76,14 @@ struct Item {
     draft: bool,
     #[serde(default)]
     comments: Vec<StoredComment>,
+    #[serde(default, skip_serializing_if = "is_false")]
+    auto_merge: bool,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    reviewers: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    team_reviewers: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    assignees: Vec<String>,
     created_at: String,
     updated_at: String,
 }
@@ -91,6 +101,10 @@ struct Counters {
     next_comment_id: u64,
 }
 
+fn is_false(b: &bool) -> bool {
+    !b
+}
+
 fn now() -> String {
     humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
 }
@@ -100,7 +114,8 @@ fn local(context: &str, e: impl std::fmt::Display) -> ForgeError {
 }
 
 impl LocalForge {
-    /// The local forge of a checkout, pushing to the URL of the checkout's remote.
+    /// The local forge of a checkout, pushing to its own repository (see [`own`]), or to the
+    /// checkout's remote that `settings` names.
     pub fn open_checkout(settings: LocalSettings) -> Result<Self> {
         let checkout = settings.checkout.display();
         let repo = git2::Repository::open(&settings.checkout).map_err(|e| {
@@ -109,19 +124,27 @@ impl LocalForge {
                 e.message()
             ))
         })?;
-        let remote = repo.find_remote(&settings.remote).map_err(|_| {
-            ForgeError::Local(format!(
-                "checkout {checkout} has no remote `{}`; pass --remote NAME",
-                settings.remote
-            ))
-        })?;
-        let url = remote.url().map_err(|_| {
-            ForgeError::Local(format!("remote `{}` has no usable URL", settings.remote))
-        })?;
-        let url = checkout_relative(&settings.checkout, url);
         let dir = settings
             .dir
             .unwrap_or_else(|| repo.path().join("quartermaster-forge"));
+        let url = match &settings.remote {
+            Some(name) => {
+                let remote = repo.find_remote(name).map_err(|_| {
+                    ForgeError::Local(format!(
+                        "checkout {checkout} has no remote `{name}`; pass --remote NAME"
+                    ))
+                })?;
+                let url = remote
+                    .url()
+                    .map_err(|_| ForgeError::Local(format!("remote `{name}` has no usable URL")))?;
+                checkout_relative(&settings.checkout, url)
+            }
+            None => {
+                std::fs::create_dir_all(&dir)
+                    .map_err(|e| local(&format!("creating {}", dir.display()), e))?;
+                own::sync(&repo, &dir)?.display().to_string()
+            }
+        };
         let spec = RemoteSpec {
             url: RemoteUrl::new(url),
             username: None,
@@ -265,6 +288,11 @@ impl LocalForge {
             labels: item.labels,
             draft: item.draft,
             from_fork: false,
+            created_at: Some(item.created_at),
+            auto_merge: item.auto_merge,
+            reviewers: item.reviewers,
+            team_reviewers: item.team_reviewers,
+            assignees: item.assignees,
         }
     }
 
@@ -305,10 +333,11 @@ fn kind_word(kind: Kind) -> &'static str {
     }
 }
 
-fn add_labels(labels: &mut Vec<String>, more: &[String]) {
-    for label in more {
-        if !labels.contains(label) {
-            labels.push(label.clone());
+/// Adds each of `more` to `names` once (labels, reviewers, assignees).
+fn add_labels(names: &mut Vec<String>, more: &[String]) {
+    for name in more {
+        if !names.contains(name) {
+            names.push(name.clone());
         }
     }
 }
@@ -353,6 +382,10 @@ impl Forge for LocalForge {
             base: Some(new.base.clone()),
             draft: new.draft,
             comments: Vec::new(),
+            auto_merge: false,
+            reviewers: Vec::new(),
+            team_reviewers: Vec::new(),
+            assignees: Vec::new(),
             created_at: now(),
             updated_at: now(),
         };
@@ -384,6 +417,35 @@ impl Forge for LocalForge {
             Ok(())
         })?;
         Ok(self.pull_request_of(item))
+    }
+
+    async fn open_pull_requests(&self, label: &str) -> Result<Vec<PullRequest>> {
+        Ok(self
+            .all(Kind::PullRequest)?
+            .into_iter()
+            .filter(|i| i.state == State::Open && i.labels.iter().any(|l| l == label))
+            .map(|i| self.pull_request_of(i))
+            .collect())
+    }
+
+    /// The local forge has no checks to wait for: the request is recorded (`"auto_merge": true`)
+    /// for whoever merges.
+    async fn request_auto_merge(&self, number: u64, _head: git2::Oid) -> Result<()> {
+        self.modify(Kind::PullRequest, number, |item| {
+            item.auto_merge = true;
+            Ok(())
+        })?;
+        Ok(())
+    }
+
+    async fn request_review(&self, number: u64, people: &super::People) -> Result<Vec<String>> {
+        self.modify(Kind::PullRequest, number, |item| {
+            add_labels(&mut item.reviewers, &people.reviewers);
+            add_labels(&mut item.team_reviewers, &people.team_reviewers);
+            add_labels(&mut item.assignees, &people.assignees);
+            Ok(())
+        })?;
+        Ok(Vec::new())
     }
 
     async fn find_open_issue(
@@ -424,6 +486,10 @@ impl Forge for LocalForge {
             base: None,
             draft: false,
             comments: Vec::new(),
+            auto_merge: false,
+            reviewers: Vec::new(),
+            team_reviewers: Vec::new(),
+            assignees: Vec::new(),
             created_at: now(),
             updated_at: now(),
         };
@@ -477,6 +543,8 @@ impl Forge for LocalForge {
         })
     }
 }
+
+pub mod own;
 
 #[cfg(test)]
 mod tests;

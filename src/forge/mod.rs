@@ -93,6 +93,21 @@ pub struct PullRequest {
     /// when its branch has a `quartermaster/` name.
     #[serde(default)]
     pub from_fork: bool,
+    /// When it was opened (RFC 3339), where the forge says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_at: Option<String>,
+    /// Whether the forge will merge it on its own once its checks pass (GitHub's auto-merge,
+    /// GitLab's merge when the pipeline succeeds).
+    #[serde(default)]
+    pub auto_merge: bool,
+    /// Users asked to review it.
+    #[serde(default)]
+    pub reviewers: Vec<String>,
+    /// Teams asked to review it (GitHub).
+    #[serde(default)]
+    pub team_reviewers: Vec<String>,
+    #[serde(default)]
+    pub assignees: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -136,6 +151,52 @@ impl PullRequestEdit {
     }
 }
 
+/// Who is asked to look at a PR: reviewers (users), team reviewers (GitHub teams, by slug) and
+/// assignees (users), by user name.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct People {
+    pub reviewers: Vec<String>,
+    pub team_reviewers: Vec<String>,
+    pub assignees: Vec<String>,
+}
+
+impl People {
+    pub fn is_empty(&self) -> bool {
+        self.reviewers.is_empty() && self.team_reviewers.is_empty() && self.assignees.is_empty()
+    }
+}
+
+/// One file of a commit created through the forge's API: its content, or `None` when the
+/// commit deletes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileChange {
+    pub path: String,
+    /// Whether the base tree has the file (GitLab tells a create from an update).
+    pub in_base: bool,
+    /// Git's file mode: `0o100644`, `0o100755` or `0o120000` (a symbolic link).
+    pub mode: u32,
+    pub content: Option<Vec<u8>>,
+}
+
+/// A commit the forge makes itself (and so signs), on top of `base`, moving `branch` from
+/// `expected` (`None`: the branch must not exist) to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiCommit {
+    pub branch: String,
+    pub base: git2::Oid,
+    /// The tree of the base commit.
+    pub base_tree: git2::Oid,
+    /// The tree the commit must have: the verified one, as Quartermaster committed it.
+    pub tree: git2::Oid,
+    pub expected: Option<git2::Oid>,
+    pub message: String,
+    /// The files that differ from the base tree.
+    pub files: Vec<FileChange>,
+    /// Who the commit names as its author (GitLab; GitHub makes the token's identity the author
+    /// of the commits it signs).
+    pub author: crate::git::Identity,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewIssue {
     pub title: String,
@@ -169,6 +230,11 @@ pub enum ForgeError {
     Transport(String),
     #[error("{0}")]
     Local(String),
+    #[error("the run was stopped by signal {0} before the forge answered")]
+    Cancelled(i32),
+    /// The forge made something else than what it was sent (signed commits).
+    #[error("{0}")]
+    Differs(String),
 }
 
 impl ForgeError {
@@ -265,6 +331,28 @@ pub trait Forge: Send + Sync {
     -> Result<PullRequest>;
 
     async fn close_pull_request(&self, number: u64) -> Result<PullRequest>;
+
+    /// Every open PR of this repository (not a fork's) that carries `label`, oldest first.
+    async fn open_pull_requests(&self, label: &str) -> Result<Vec<PullRequest>>;
+
+    /// Asks the forge to merge the PR once its required checks pass, if its head is still
+    /// `head`: GitHub's auto-merge, GitLab's merge when the pipeline succeeds, the local forge's
+    /// `auto_merge` field.
+    async fn request_auto_merge(&self, number: u64, head: git2::Oid) -> Result<()>;
+
+    /// Asks `people` to review the PR and assigns it; what could not be applied, and why (a
+    /// user the forge does not know, team reviewers on a forge without them).
+    async fn request_review(&self, number: u64, people: &People) -> Result<Vec<String>>;
+
+    /// Makes `commit` through the forge's API, so that the forge signs it, and moves its branch
+    /// there under the lease; the new commit's id. Forges without such an API refuse.
+    async fn create_commit(&self, commit: &ApiCommit) -> Result<git2::Oid> {
+        Err(ForgeError::Local(format!(
+            "the {} forge cannot create commits through an API, so it cannot sign {}",
+            self.kind(),
+            commit.branch
+        )))
+    }
 
     /// Author and committer e-mail addresses of the PR's own commits, or `None` when the forge
     /// cannot tell and git must (the local forge: the engine reads its branches directly).

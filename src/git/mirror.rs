@@ -71,6 +71,12 @@ impl Mirror {
 
     /// Fetches branches into `refs/remotes/origin/<branch>`.
     pub fn fetch(&self, branches: &[&str]) -> Result<()> {
+        self.fetch_deep(branches, 1)
+    }
+
+    /// Fetches branches with their last `depth` commits where history is shallow (a PR's commit
+    /// and the base it was built on: depth 2).
+    pub fn fetch_deep(&self, branches: &[&str], depth: i32) -> Result<()> {
         if branches.is_empty() {
             return Ok(());
         }
@@ -83,7 +89,7 @@ impl Mirror {
         let mut options = git2::FetchOptions::new();
         options.remote_callbacks(self.remote.callbacks());
         if !self.remote.url.is_local() {
-            options.depth(1);
+            options.depth(depth);
         }
         remote
             .fetch(&refspecs, Some(&mut options), None)

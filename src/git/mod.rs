@@ -8,14 +8,18 @@
 //! paths, whose transport refuses depth). Each action then works in a workspace whose git directory
 //! is separate from its files and borrows the mirror's objects through `alternates`.
 
+mod compare;
 mod credentials;
+mod files;
 mod mirror;
 mod push;
 mod remote;
 mod reset;
 mod workspace;
 
+pub use compare::Comparison;
 pub use credentials::CredentialGuard;
+pub use files::ChangedFile;
 pub use mirror::Mirror;
 pub use remote::{RemoteSpec, RemoteUrl, redact_userinfo};
 pub use workspace::{Changes, NewCommit, Source, Staged, Verified, Workspace};

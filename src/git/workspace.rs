@@ -52,7 +52,7 @@ impl Source {
 /// A checkout of one commit whose git directory lives apart from its files, in Quartermaster's
 /// private directory: commands running among the files find no `.git` to tamper with.
 pub struct Workspace {
-    repo: git2::Repository,
+    pub(super) repo: git2::Repository,
     base: git2::Oid,
     tree: PathBuf,
     git_dir: tempfile::TempDir,

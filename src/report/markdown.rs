@@ -8,11 +8,22 @@ impl RunReport {
     pub fn to_markdown(&self) -> String {
         let s = &self.summary;
         let mut out = format!(
-            "## Quartermaster: {} done, {} failed, {} skipped, {} denied\n\n",
+            "## Quartermaster: {} done, {} failed, {} skipped, {} denied",
             s.done, s.failed, s.skipped, s.denied
         );
+        for (count, word) in [(s.partial, "partial"), (s.cancelled, "cancelled")] {
+            if count > 0 {
+                out.push_str(&format!(", {count} {word}"));
+            }
+        }
+        out.push_str("\n\n");
         if self.dry_run {
             out.push_str("**Dry run**: nothing was pushed, opened or closed.\n\n");
+        }
+        if let Some(signal) = self.signal {
+            out.push_str(&format!(
+                "**Cancelled**: the run was stopped by signal {signal} (a cancelled job); what had finished is as it was, the rest is `cancelled`.\n\n"
+            ));
         }
         if let Some(only) = &self.only {
             out.push_str(&shard_line(only, self.plan_actions));
@@ -29,6 +40,7 @@ impl RunReport {
             return out;
         }
         out.push_str(&self.actions_table());
+        out.push_str(&self.upkeep_table());
         out.push_str(&self.updates_table());
         out.push_str(&self.toolchain_mismatches());
         out.push_str(&self.resolver_warnings());
@@ -94,6 +106,32 @@ impl RunReport {
                 cell(&a.subject),
                 status_badge(a.status),
                 result_text(a)
+            ));
+        }
+        out
+    }
+
+    /// What the run did to Quartermaster's open PRs, and the dependency dashboard.
+    fn upkeep_table(&self) -> String {
+        let mut out = String::new();
+        if !self.upkeep.is_empty() {
+            out.push_str("\n### Upkeep\n\n| PR | Branch | Upkeep | Status | Result |\n|---:|---|---|---|---|\n");
+        }
+        for u in &self.upkeep {
+            out.push_str(&format!(
+                "| {} | {} | {} | {} | {} |\n",
+                u.pull_request.map_or_else(String::new, |n| format!("#{n}")),
+                cell_code(&u.branch),
+                u.action.as_str(),
+                status_badge(u.status),
+                cell(&u.reason)
+            ));
+        }
+        if let Some(d) = &self.dashboard {
+            out.push_str(&format!(
+                "\nDependency dashboard: issue #{} ({}).\n",
+                d.number,
+                d.operation.as_str()
             ));
         }
         out
@@ -207,6 +245,8 @@ fn status_badge(status: Status) -> &'static str {
         Status::Failed => "❌ failed",
         Status::Skipped => "⏭️ skipped",
         Status::Denied => "⛔ denied",
+        Status::Partial => "🟡 partial",
+        Status::Cancelled => "🛑 cancelled",
     }
 }
 
@@ -274,6 +314,8 @@ mod tests {
             branch: branch.into(),
             operation: Operation::Created,
             reused: None,
+            auto_merge: false,
+            notes: vec![],
         }
     }
 

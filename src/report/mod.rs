@@ -3,6 +3,9 @@
 
 mod install;
 mod markdown;
+mod upkeep;
+
+pub use upkeep::{UpkeepAction, UpkeepReport};
 
 pub use install::{InstallRecord, Warned};
 pub(crate) use markdown::fenced;
@@ -28,6 +31,10 @@ pub enum Status {
     Skipped,
     /// Refused by policy: not Quartermaster's PR, human commits on the branch, ...
     Denied,
+    /// Split into one PR per update, some of which landed and some not: the reason says which.
+    Partial,
+    /// Not finished: the run was stopped by a signal (a cancelled CI job) before or while it ran.
+    Cancelled,
 }
 
 /// What happened to a PR/MR or issue.
@@ -61,6 +68,12 @@ pub struct PullRequestRef {
     /// so no command and no test ran.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reused: Option<String>,
+    /// Auto-merge was requested for it (see the repository policy's `[automerge]`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub auto_merge: bool,
+    /// What the forge did not take after it was opened (auto-merge, a reviewer, an assignee).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -127,6 +140,9 @@ pub struct TestRun {
     pub passed: bool,
     #[serde(flatten)]
     pub process: ProcessRecord,
+    /// The unit's log: the whole output of its commands and tests, next to the report.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -383,6 +399,14 @@ pub struct Summary {
     pub failed: usize,
     pub skipped: usize,
     pub denied: usize,
+    #[serde(default, skip_serializing_if = "is_none")]
+    pub partial: usize,
+    #[serde(default, skip_serializing_if = "is_none")]
+    pub cancelled: usize,
+}
+
+fn is_none(n: &usize) -> bool {
+    *n == 0
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -445,10 +469,20 @@ pub struct RunReport {
     /// What to do about `error`, when there is advice.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hint: Option<String>,
+    /// The signal that stopped the run (a cancelled CI job), when one did: the actions it kept
+    /// from finishing are `cancelled`, and the exit code is 128 + the signal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<i32>,
     /// How the run's commands were contained (absent when none ran).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub isolation: Option<IsolationReport>,
     pub actions: Vec<ActionReport>,
+    /// What the run did to Quartermaster's own open PRs, whatever the plan held.
+    #[serde(default)]
+    pub upkeep: Vec<UpkeepReport>,
+    /// The dependency dashboard issue, as this run left it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dashboard: Option<IssueRef>,
 }
 
 impl RunReport {
@@ -460,8 +494,10 @@ impl RunReport {
     }
 
     /// Fills the summary, the commands' share of `timing.total_ms` and the exit code from the
-    /// actions: 0 when everything was done or skipped, 1 when something failed or was denied, 2
-    /// when the plan was invalid or the run could not start. Pure: merged reports use it too.
+    /// actions and the upkeep: 0 when everything was done or skipped, 1 when something failed,
+    /// was denied, landed only in part or was cancelled, 2 when the plan was invalid or the run
+    /// could not start.
+    /// Pure: merged reports use it too.
     pub fn tally(&mut self) {
         let mut summary = Summary::default();
         for a in &self.actions {
@@ -470,15 +506,25 @@ impl RunReport {
                 Status::Failed => summary.failed += 1,
                 Status::Skipped => summary.skipped += 1,
                 Status::Denied => summary.denied += 1,
+                Status::Partial => summary.partial += 1,
+                Status::Cancelled => summary.cancelled += 1,
             }
         }
         self.summary = summary;
         let commands_ms = self.actions.iter().map(ActionReport::child_ms).sum();
         self.timing.commands_ms = commands_ms;
         self.timing.overhead_ms = self.timing.total_ms.saturating_sub(commands_ms);
-        self.exit_code = if !self.validation.valid || self.error.is_some() {
+        let upkeep_failed = self
+            .upkeep
+            .iter()
+            .any(|u| matches!(u.status, Status::Failed | Status::Denied));
+        self.exit_code = if let Some(signal) = self.signal {
+            u8::try_from(128 + signal).unwrap_or(u8::MAX)
+        } else if !self.validation.valid || self.error.is_some() {
             2
-        } else if summary.failed + summary.denied > 0 {
+        } else if summary.failed + summary.denied + summary.partial + summary.cancelled > 0
+            || upkeep_failed
+        {
             1
         } else {
             0
@@ -500,104 +546,4 @@ fn peak_memory_kb() -> u64 {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    pub(super) fn report(actions: Vec<ActionReport>) -> RunReport {
-        let mut r = RunReport {
-            version: REPORT_VERSION,
-            quartermaster: "test".into(),
-            started_at: String::new(),
-            finished_at: String::new(),
-            dry_run: false,
-            forge: ForgeKind::Local,
-            mission: "deps".into(),
-            plan: "plan.json".into(),
-            plan_sha256: None,
-            plan_actions: actions.len(),
-            only: None,
-            validation: ValidationReport {
-                valid: true,
-                errors: vec![],
-                warnings: vec![],
-            },
-            summary: Summary::default(),
-            timing: Timing::default(),
-            forge_requests: 0,
-            exit_code: 0,
-            error: None,
-            hint: None,
-            isolation: None,
-            actions,
-        };
-        r.conclude(100);
-        r
-    }
-
-    #[test]
-    fn exit_code_follows_statuses() {
-        let mut done = ActionReport::new(0, ActionType::Skip);
-        done.finish(Status::Skipped, "held");
-        assert_eq!(report(vec![done.clone()]).exit_code, 0);
-        let mut denied = ActionReport::new(1, ActionType::CloseMr);
-        denied.finish(Status::Denied, "not ours");
-        let r = report(vec![done, denied]);
-        assert_eq!(r.exit_code, 1);
-        assert_eq!(
-            r.summary,
-            Summary {
-                done: 0,
-                failed: 0,
-                skipped: 1,
-                denied: 1
-            }
-        );
-    }
-
-    #[test]
-    fn markdown_shows_results_and_contains_untrusted_output() {
-        let mut a = ActionReport::new(0, ActionType::CreateMr);
-        a.branch = Some("quartermaster/x".into());
-        a.commands.push(CommandRecord {
-            command: "npm install x@1.0.0".into(),
-            branch: "quartermaster/x".into(),
-            ok: false,
-            process: ProcessRecord {
-                result: "exit code 1".into(),
-                exit_code: Some(1),
-                duration_ms: 5,
-                output_tail: Some("```\n</details>\nboom".into()),
-            },
-            warnings: vec![],
-        });
-        a.finish(Status::Failed, "a command failed | badly");
-        let md = report(vec![a]).to_markdown();
-        assert!(md.contains("## Quartermaster: 0 done, 1 failed, 0 skipped, 0 denied"));
-        assert!(md.contains(
-            "| 0 | create_mr `quartermaster/x` |  | ❌ failed | a command failed \\| badly |"
-        ));
-        assert!(md.contains("````text\n```\n</details>\nboom\n````"), "{md}");
-    }
-
-    #[test]
-    fn timing_separates_children_from_overhead() {
-        let mut a = ActionReport::new(0, ActionType::CreateMr);
-        a.test = Some(TestReport {
-            command: "make test".into(),
-            runs: vec![TestRun {
-                branch: "b".into(),
-                updates: vec![],
-                passed: true,
-                process: ProcessRecord {
-                    result: "exit code 0".into(),
-                    exit_code: Some(0),
-                    duration_ms: 60,
-                    output_tail: None,
-                },
-            }],
-        });
-        let r = report(vec![a]);
-        assert_eq!((r.timing.commands_ms, r.timing.overhead_ms), (60, 40));
-        assert!(r.timing.peak_memory_kb > 0);
-    }
-}
+mod tests;

@@ -198,7 +198,7 @@ impl Worker<'_> {
     /// Puts the slot's workspace at `base`: the one the last unit used, brought back to exactly
     /// the base tree, or a new checkout the first time (or when the old one cannot be trusted).
     /// Whether the workspace is a new checkout.
-    fn place_workspace(&mut self, base: git2::Oid) -> Result<bool, Stop> {
+    pub(super) fn place_workspace(&mut self, base: git2::Oid) -> Result<bool, Stop> {
         if let Some(workspace) = self.workspace.as_mut() {
             match workspace.reset(base) {
                 Ok(()) => return Ok(false),
@@ -219,16 +219,32 @@ impl Worker<'_> {
         Ok(true)
     }
 
-    /// Runs `argv` in the cell, with the unit's environment.
-    fn execute(&self, (cell, env): Exec<'_>, argv: &[String], dir: &Path) -> Result<Outcome, Stop> {
-        cell.run(&Command {
+    /// Runs `argv` in the cell, with the unit's environment, its output kept in the unit's log
+    /// on `branch`, and a line every [`super::heartbeat::EVERY`] while it runs.
+    pub(super) fn execute(
+        &self,
+        (cell, env): Exec<'_>,
+        argv: &[String],
+        dir: &Path,
+        branch: &str,
+    ) -> Result<Outcome, Stop> {
+        let log = self.unit_log(branch);
+        let command = Command {
             argv,
             cwd: dir,
             env,
             timeout: self.settings.command_timeout,
             secrets: &self.settings.secrets,
-        })
-        .map_err(sandbox_stop)
+            log: log.as_deref(),
+        };
+        super::heartbeat::while_running(&self.progress, &argv.join(" "), || cell.run(&command))
+            .map_err(sandbox_stop)
+    }
+
+    /// The log of the unit on `branch`, next to the report (none without a report).
+    pub(super) fn unit_log(&self, branch: &str) -> Option<std::path::PathBuf> {
+        let dir = self.settings.logs.as_ref()?;
+        Some(dir.join(format!("{}.log", branch.replace('/', "__"))))
     }
 
     /// Runs the update commands in order; why the first that failed did.
@@ -240,7 +256,7 @@ impl Worker<'_> {
         report: &mut ActionReport,
     ) -> Result<Option<String>, Stop> {
         for command in &unit.commands {
-            let outcome = self.execute(cell, &command.argv, dir)?;
+            let outcome = self.execute(cell, &command.argv, dir, &unit.branch)?;
             let ok = outcome.exit.success();
             self.progress.step(&format!(
                 "$ {}  ({}, {:.1}s)",
@@ -306,7 +322,7 @@ impl Worker<'_> {
         dir: &Path,
         report: &mut ActionReport,
     ) -> Result<Option<String>, Stop> {
-        let outcome = self.execute(cell, &test.argv, dir)?;
+        let outcome = self.execute(cell, &test.argv, dir, &unit.branch)?;
         let passed = outcome.exit.success();
         self.progress.step(&format!(
             "$ {}  ({}, {:.1}s) {}",
@@ -335,6 +351,7 @@ impl Worker<'_> {
                 updates: unit.updates.iter().map(|u| u.package.clone()).collect(),
                 passed,
                 process: ProcessRecord::of(outcome),
+                log: self.unit_log(&unit.branch).map(|p| p.display().to_string()),
             });
         Ok(failed)
     }

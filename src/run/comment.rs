@@ -18,8 +18,22 @@ impl Worker<'_> {
         self.comment(target, text, &key, report).await
     }
 
-    /// Posts `text` once: a comment carrying the same marker means it was already said.
+    /// Posts `text` (untrusted: neutralised) once: a comment carrying the same marker means it
+    /// was already said.
     pub(super) async fn comment(
+        &mut self,
+        target: Target,
+        text: &str,
+        key: &str,
+        report: &mut ActionReport,
+    ) -> Done {
+        let body = markdown::neutralise(text, self.settings.allow_mentions);
+        self.own_comment(target, &body, key, report).await
+    }
+
+    /// Posts Quartermaster's own `text` once, as it is: its `#N` references to its own PRs stay
+    /// references. Whatever untrusted text it quotes must already be neutralised.
+    pub(super) async fn own_comment(
         &mut self,
         target: Target,
         text: &str,
@@ -47,10 +61,7 @@ impl Worker<'_> {
             )));
         }
         // The marker goes after the cut: a long comment must still be recognised next time.
-        let body = cap_before(
-            markdown::neutralise(text, self.settings.allow_mentions),
-            &format!("\n\n{marker}"),
-        );
+        let body = cap_before(text.to_string(), &format!("\n\n{marker}"));
         let posted = self.forge.create_comment(target, &body).await?;
         report.comments.push(CommentRef {
             on: on.into(),

@@ -4,6 +4,7 @@
 use super::Worker;
 use super::build::Job;
 use super::digest::{self, BuildInputs};
+use super::record::{self, Record};
 use super::stop::{Done, Stop};
 use super::text::{PrBody, SplitNote, tested_with};
 use super::unit::{self, Built, Outcome, Unit};
@@ -194,7 +195,7 @@ impl<'a> Worker<'a> {
         let pushed = if self.settings.dry_run {
             None
         } else {
-            match self.push(&commit, &unit.branch) {
+            match self.deliver(&commit, &unit.branch).await {
                 Ok(pushed) => Some(pushed),
                 Err(stop) => return Prepared::Done(Outcome::Refused(stop)),
             }
@@ -230,9 +231,14 @@ impl<'a> Worker<'a> {
                 unit.branch
             ));
         };
-        let (title, body) =
-            self.pr_text(unit, a, &recipe.test.text, &ready.facts, siblings, report);
-        let body = digest::mark(&body, &digest::marker(&ready.build, ready.commit.base));
+        let (title, body) = self.pr_text(unit, a, recipe, &ready.facts, siblings, report);
+        let stamp = record::Stamp {
+            build: digest::marker(&ready.build, ready.commit.base),
+            record: Record::of(&self.built(unit, a, recipe), Some(&ready.facts)),
+        };
+        let body = stamp.apply(&body);
+        let toolchains = report.toolchains_of(&unit.branch);
+        let flagged = self.flagged(&unit.branch, report);
         let pr = super::publish::Publication {
             commit: &ready.commit,
             branch: &unit.branch,
@@ -241,7 +247,11 @@ impl<'a> Worker<'a> {
             labels: &a.labels,
         };
         match self.open_or_update(pr, ready.open, pushed).await {
-            Ok(pr) => Outcome::Landed(pr),
+            Ok(mut landed) => {
+                self.after_opening(&mut landed, &ready.facts, &toolchains, flagged)
+                    .await;
+                Outcome::Landed(landed)
+            }
             Err(stop) => Outcome::Refused(stop),
         }
     }
@@ -251,8 +261,8 @@ impl<'a> Worker<'a> {
         &self,
         unit: &Unit<'a>,
         a: &'a CreateMr,
-        test_command: &str,
-        facts: &crate::changes::Verdict,
+        recipe: &'a Recipe,
+        facts: &Verdict,
         siblings: &[(String, String)],
         report: &ActionReport,
     ) -> (String, String) {
@@ -266,7 +276,7 @@ impl<'a> Worker<'a> {
         let body = PrBody {
             description: &a.description,
             facts,
-            test_command,
+            test_command: &recipe.test.text,
             working_dir: a.working_dir.as_deref(),
             branch: &unit.branch,
             allow_mentions: self.settings.allow_mentions,
@@ -282,6 +292,22 @@ impl<'a> Worker<'a> {
         }
         .render();
         (title, body)
+    }
+
+    /// What built a unit, for the record its PR carries.
+    fn built<'b>(
+        &'b self,
+        unit: &'b Unit<'a>,
+        a: &'b CreateMr,
+        recipe: &'b Recipe,
+    ) -> record::Built<'b> {
+        record::Built {
+            unit,
+            mission: self.plan.mission(),
+            test: &recipe.test.text,
+            working_dir: a.working_dir.as_deref(),
+            labels: &a.labels,
+        }
     }
 
     /// The open PR on `branch` (which must be Quartermaster's); a closed one of Quartermaster's is

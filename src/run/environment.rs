@@ -19,7 +19,7 @@ use crate::git::NewCommit;
 use crate::markdown::code;
 use crate::mission::{InstallPlace, TestCommand};
 use crate::report::{ActionReport, InstallRecord, ProcessRecord};
-use crate::sandbox::{Command, Unit as Cell, UnitSpec};
+use crate::sandbox::{Unit as Cell, UnitSpec};
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -162,15 +162,7 @@ impl<'a> Worker<'a> {
         (branch, ecosystem, venv): (&str, &str, &Path),
         report: &mut ActionReport,
     ) -> Result<Option<String>, Stop> {
-        let outcome = cell
-            .run(&Command {
-                argv,
-                cwd: dir,
-                env,
-                timeout: self.settings.command_timeout,
-                secrets: &self.settings.secrets,
-            })
-            .map_err(sandbox_stop)?;
+        let outcome = self.execute((cell, env), argv, dir, branch)?;
         let shown = argv.join(" ").replace(&venv.display().to_string(), "<env>");
         let ok = outcome.exit.success();
         self.progress.step(&format!(

@@ -85,6 +85,26 @@ impl Worker<'_> {
         })
     }
 
+    /// Whether the gates noted anything about `branch` that a reviewer should weigh (an
+    /// advisory or a withdrawal reported without refusing, advisories that were not checked, a
+    /// publish time that could not be learned): such a PR is never merged automatically.
+    pub(super) fn flagged(&self, branch: &str, report: &ActionReport) -> bool {
+        report
+            .screening
+            .iter()
+            .filter(|r| r.branch == branch)
+            .any(|r| {
+                let s = &r.screening;
+                !s.refusals.is_empty()
+                    || s.advisories_unchecked.is_some()
+                    || s.checked.iter().any(|c| {
+                        !c.advisories.is_empty()
+                            || c.withdrawn.is_some()
+                            || c.age.starts_with("unknown age")
+                    })
+            })
+    }
+
     /// The PR text the gates add for `branch`: fixed advisories, what was checked, release
     /// notes; and whether the update is a security fix.
     pub(super) fn screening_text(&self, branch: &str, report: &ActionReport) -> (String, bool) {

@@ -28,6 +28,10 @@ impl Board {
     fn next(&self) -> Option<usize> {
         let mut schedule = self.schedule.lock().unwrap_or_else(PoisonError::into_inner);
         loop {
+            // After a signal no action starts.
+            if crate::harden::cancelled().is_some() {
+                return None;
+            }
             if let Some(next) = schedule.start_one() {
                 return Some(next);
             }
@@ -96,6 +100,7 @@ pub(super) fn run(engine: &Engine<'_>, runtime: &tokio::runtime::Handle) -> Vec<
             git: &engine.git,
             slot: u32::try_from(slot).unwrap_or(u32::MAX),
             workspace: None,
+            force_build: false,
         };
         while let Some(position) = board.next() {
             let index = indices[position];
@@ -118,11 +123,25 @@ pub(super) fn run(engine: &Engine<'_>, runtime: &tokio::runtime::Handle) -> Vec<
             }
         });
     }
-    board
+    let reports = board
         .reports
         .into_inner()
-        .unwrap_or_else(PoisonError::into_inner)
+        .unwrap_or_else(PoisonError::into_inner);
+    reports
         .into_iter()
-        .flatten()
+        .zip(&indices)
+        .map(|(report, &index)| report.unwrap_or_else(|| never_started(engine, index)))
         .collect()
+}
+
+/// The report of an action a signal kept from starting.
+fn never_started(engine: &Engine<'_>, index: usize) -> ActionReport {
+    let action = &engine.plan.plan().actions[index];
+    let mut report = ActionReport::new(index, action.action_type());
+    let signal = crate::harden::cancelled().unwrap_or_default();
+    report.finish(
+        crate::report::Status::Cancelled,
+        format!("not started: the run was stopped by signal {signal}"),
+    );
+    report
 }

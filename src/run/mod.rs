@@ -5,7 +5,9 @@
 //! (`jobs`), each with its own sandbox slot and a workspace it resets between units. Each action
 //! type is one room (`create_mr`, `update_mr`, `issues`, `pull_requests`) that reads as a recipe over
 //! the shared steps: `build` (workspace, commands, commit, tests), `publish` (push, PR), `ownership`
-//! and `comment`. The rules (DESIGN.md §3) in one place:
+//! and `comment`. After the plan's actions, `upkeep` looks after Quartermaster's open PRs from the
+//! build `record` each carries, and `dashboard` keeps the dependency dashboard; `after_opening`
+//! applies the repository's policy to new PRs. The rules (DESIGN.md §3) in one place:
 //! - only PRs on `quartermaster/*` branches that carry the bot label are updated, commented on or
 //!   closed; `comment_issue` needs the label on the issue;
 //! - a branch with a commit by anyone but the bot identity is never force-pushed: it is left alone
@@ -15,19 +17,23 @@
 //!   label, comments by a hidden marker;
 //! - a PR on the branch that was closed without merging is not reopened.
 
+mod after_opening;
 mod build;
 mod comment;
 mod create_mr;
+mod dashboard;
 mod digest;
 mod environment;
 mod gates;
 mod git_state;
+mod heartbeat;
 mod issues;
 mod jobs;
 mod ownership;
 mod project;
 mod publish;
 mod pull_requests;
+mod record;
 mod reuse;
 mod stop;
 mod text;
@@ -35,6 +41,7 @@ mod toolchains;
 mod turn;
 mod unit;
 mod update_mr;
+mod upkeep;
 mod verify;
 mod warnings;
 
@@ -42,7 +49,8 @@ use crate::ci::progress::Progress;
 use crate::forge::Forge;
 use crate::git::Identity;
 use crate::git::Workspace;
-use crate::report::ActionReport;
+use crate::mission::Mission;
+use crate::report::{ActionReport, IssueRef, Status, UpkeepReport};
 use crate::sandbox::Sandbox;
 use crate::scale::Only;
 use crate::schedule::KeyContext;
@@ -80,6 +88,19 @@ pub struct Settings {
     pub toolchain_policy: crate::toolchain::Policy,
     /// The repository's policy, and the gates that apply it to every newly resolved version.
     pub screener: std::sync::Arc<crate::supply::Screener>,
+    /// Commits are made by the forge through its API, so that it signs them.
+    pub sign_commits: bool,
+    /// Where each unit's log (the whole output of its commands and tests) is kept, if anywhere.
+    pub logs: Option<PathBuf>,
+}
+
+/// What a run produced: the plan's actions, the upkeep of Quartermaster's open PRs, and the
+/// dependency dashboard.
+#[derive(Debug, Default)]
+pub struct Ran {
+    pub actions: Vec<ActionReport>,
+    pub upkeep: Vec<UpkeepReport>,
+    pub dashboard: Option<IssueRef>,
 }
 
 /// Runs a validated plan: its actions on `jobs` workers, two actions holding a common lock key
@@ -96,6 +117,9 @@ pub struct Engine<'a> {
     keys: KeyContext,
     /// The remote's state, shared by the workers.
     git: SharedGit,
+    /// The mission records are validated against: with it, the run also looks after
+    /// Quartermaster's open PRs and keeps the dependency dashboard.
+    upkeep: Option<&'a Mission>,
 }
 
 impl<'a> Engine<'a> {
@@ -116,6 +140,7 @@ impl<'a> Engine<'a> {
             jobs: NonZeroUsize::MIN,
             keys: KeyContext::default(),
             git: SharedGit::default(),
+            upkeep: None,
         }
     }
 
@@ -123,6 +148,13 @@ impl<'a> Engine<'a> {
     /// from), instead of reading it on first use.
     pub fn remote(mut self, opened: OpenedRemote) -> Self {
         self.git = SharedGit::from(opened);
+        self
+    }
+
+    /// Also looks after Quartermaster's open PRs and keeps the dependency dashboard, validating
+    /// the builds they record against `mission` (the plan's).
+    pub fn upkeep(mut self, mission: &'a Mission) -> Self {
+        self.upkeep = Some(mission);
         self
     }
 
@@ -140,9 +172,32 @@ impl<'a> Engine<'a> {
         self
     }
 
-    /// Runs the actions (those of `only`, when given); `runtime` drives the forge's requests.
-    pub fn run(self, runtime: &tokio::runtime::Handle) -> Vec<ActionReport> {
-        jobs::run(&self, runtime)
+    /// Runs the actions (those of `only`, when given), then, with [`Engine::upkeep`], looks
+    /// after the open PRs and the dashboard; `runtime` drives the forge's requests.
+    pub fn run(self, runtime: &tokio::runtime::Handle) -> Ran {
+        let actions = jobs::run(&self, runtime);
+        let mut ran = Ran {
+            actions,
+            ..Ran::default()
+        };
+        if let Some(mission) = self.upkeep {
+            let mut worker = Worker {
+                plan: self.plan,
+                forge: self.forge,
+                settings: self.settings,
+                progress: self.progress.scoped(false),
+                sandbox: self.sandbox,
+                git: &self.git,
+                slot: 0,
+                workspace: None,
+                force_build: false,
+            };
+            // The shard holding the plan's first action looks after everything; the others
+            // only close what their own new PRs supersede.
+            let everything = self.only.is_none_or(|only| only.contains(0));
+            runtime.block_on(worker.look_after(mission, everything, &mut ran));
+        }
+        ran
     }
 }
 
@@ -159,6 +214,8 @@ pub(crate) struct Worker<'a> {
     slot: u32,
     /// The slot's workspace, reset between units rather than checked out anew.
     workspace: Option<Workspace>,
+    /// Build even where the branch already holds this very build (a rebuild asked for).
+    force_build: bool,
 }
 
 impl<'a> Worker<'a> {
@@ -181,6 +238,18 @@ impl<'a> Worker<'a> {
         match result {
             Ok((status, reason)) => report.finish(status, reason),
             Err(stop) => report.finish(stop.status, stop.reason),
+        }
+        // A signal came while it ran: whatever it came to, it did not finish as planned.
+        if let Some(signal) = crate::harden::cancelled() {
+            let reason = format!(
+                "stopped by signal {signal} while it ran ({}: {})",
+                serde_json::to_value(report.status)
+                    .ok()
+                    .and_then(|v| v.as_str().map(String::from))
+                    .unwrap_or_default(),
+                report.reason
+            );
+            report.finish(Status::Cancelled, reason);
         }
         tracing::debug!(ms = millis(begun.elapsed()), "action finished");
         report.started_ms = millis(begun.duration_since(started));

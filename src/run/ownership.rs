@@ -2,6 +2,7 @@
 //! Quartermaster's, and human edits win over regeneration.
 
 use super::Worker;
+use super::record::Record;
 use super::stop::Stop;
 use crate::forge::{PullRequest, Target};
 use crate::markdown::code;
@@ -90,6 +91,15 @@ impl Worker<'_> {
             }
             (tip, git.default_tip)
         };
+        // A commit the forge made for Quartermaster (signed commits) names the forge's identity;
+        // the PR's record says which commit that is.
+        let made_for_us = pr
+            .and_then(|pr| Record::read(&pr.body))
+            .and_then(|r| r.api_commit)
+            .is_some_and(|commit| commit == tip.to_string());
+        if made_for_us {
+            return Ok(None);
+        }
         // The usual case, a single commit right on top of the default branch, needs no forge call:
         // that commit is the only one on the branch.
         let info = self.git()?.mirror.commit_info(tip)?;

@@ -1,10 +1,11 @@
 //! Publishing a built branch: push it (unless the remote already holds exactly this change), then
 //! open its PR or bring the open one up to date.
 
+use super::record;
 use super::stop::Stop;
 use super::text::with_bot_label;
 use super::{Worker, millis};
-use crate::forge::{NewPullRequest, PullRequest, PullRequestEdit};
+use crate::forge::{ApiCommit, FileChange, NewPullRequest, PullRequest, PullRequestEdit};
 use crate::git::{GitError, NewCommit};
 use crate::report::{Operation, PullRequestRef};
 
@@ -25,20 +26,37 @@ impl Worker<'_> {
         p: Publication<'_>,
         existing: Option<PullRequest>,
     ) -> Result<PullRequestRef, Stop> {
-        let lap = std::time::Instant::now();
-        let pushed = self.push(p.commit, p.branch)?;
-        tracing::debug!(ms = millis(lap.elapsed()), "pushed");
+        let pushed = self.deliver(p.commit, p.branch).await?;
         self.open_or_update(p, existing, pushed).await
     }
 
-    /// Creates the PR of a pushed branch, or brings the open one (`existing`) up to date;
-    /// `pushed` says whether the push changed the branch.
+    /// Puts the commit on `branch`: pushed, or made (and signed) by the forge through its API
+    /// with `--sign-commits`. Whether the branch changed.
+    pub(super) async fn deliver(&self, commit: &NewCommit, branch: &str) -> Result<bool, Stop> {
+        let lap = std::time::Instant::now();
+        let pushed = if self.settings.sign_commits {
+            self.push_through_forge(commit, branch).await?
+        } else {
+            self.push(commit, branch)?
+        };
+        tracing::debug!(ms = millis(lap.elapsed()), "pushed");
+        Ok(pushed)
+    }
+
+    /// Creates the PR of a delivered branch, or brings the open one (`existing`) up to date;
+    /// `pushed` says whether the delivery changed the branch.
     pub(super) async fn open_or_update(
         &self,
-        p: Publication<'_>,
+        mut p: Publication<'_>,
         existing: Option<PullRequest>,
         pushed: bool,
     ) -> Result<PullRequestRef, Stop> {
+        // A branch whose commit the forge made (now or on an earlier run) says so in its record:
+        // that commit names the forge's identity, and is Quartermaster's all the same.
+        let tip = self.git()?.heads.get(p.branch).copied();
+        if let Some(tip) = tip.filter(|tip| *tip != p.commit.id) {
+            p.body = p.body.map(|body| record::with_api_commit(&body, tip));
+        }
         let labels = with_bot_label(p.labels, &self.settings.bot_label);
         let pr = match existing {
             Some(pr) => self.bring_up_to_date(&p, pr, labels, pushed).await?,
@@ -60,6 +78,8 @@ impl Worker<'_> {
                     branch: p.branch.to_string(),
                     operation: Operation::Created,
                     reused: None,
+                    auto_merge: false,
+                    notes: Vec::new(),
                 }
             }
         };
@@ -68,24 +88,27 @@ impl Worker<'_> {
         Ok(pr)
     }
 
-    /// Pushes the commit to `branch` unless the remote branch already holds this change on the
-    /// same base. Whether it pushed.
-    pub(super) fn push(&self, commit: &NewCommit, branch: &str) -> Result<bool, Stop> {
+    /// Where the remote branch is, and whether it already holds this change on the same base.
+    fn lease(&self, commit: &NewCommit, branch: &str) -> Result<(Option<git2::Oid>, bool), Stop> {
+        let git = self.git()?;
+        let expected = git.heads.get(branch).copied();
+        let same = match expected {
+            Some(tip) => {
+                let info = git.mirror.commit_info(tip)?;
+                info.tree == commit.tree && info.parents == [commit.base]
+            }
+            None => false,
+        };
+        Ok((expected, same))
+    }
+
+    /// Pushes the commit unless the remote branch already holds this change on the same base.
+    /// Whether it pushed.
+    fn push(&self, commit: &NewCommit, branch: &str) -> Result<bool, Stop> {
         let remote = self.forge.remote().clone();
         // The remote's state is shared; the push itself goes on without holding it (no other
         // action holds this branch's key meanwhile).
-        let (expected, same) = {
-            let git = self.git()?;
-            let expected = git.heads.get(branch).copied();
-            let same = match expected {
-                Some(tip) => {
-                    let info = git.mirror.commit_info(tip)?;
-                    info.tree == commit.tree && info.parents == [commit.base]
-                }
-                None => false,
-            };
-            (expected, same)
-        };
+        let (expected, same) = self.lease(commit, branch)?;
         if same {
             return Ok(false);
         }
@@ -103,6 +126,68 @@ impl Worker<'_> {
         }
         self.git()?.heads.insert(branch.to_string(), commit.id);
         self.progress.step(&format!("pushed {branch}"));
+        Ok(true)
+    }
+
+    /// Has the forge make the commit (and sign it) from the verified files, unless the remote
+    /// branch already holds this change on the same base; then checks that what the forge made
+    /// is exactly the verified tree on the base, or deletes it. Whether it made one.
+    async fn push_through_forge(&self, built: &NewCommit, branch: &str) -> Result<bool, Stop> {
+        let (expected, same) = self.lease(built, branch)?;
+        if same {
+            return Ok(false);
+        }
+        let Some(workspace) = self.workspace.as_ref() else {
+            return Err(Stop::failed("the workspace is gone"));
+        };
+        let files = workspace
+            .changed_files(built)?
+            .into_iter()
+            .map(|f| FileChange {
+                path: f.path,
+                in_base: f.in_base,
+                mode: f.mode,
+                content: f.content,
+            })
+            .collect();
+        let commit = ApiCommit {
+            branch: branch.to_string(),
+            base: built.base,
+            base_tree: self.git()?.mirror.commit_info(built.base)?.tree,
+            tree: built.tree,
+            expected,
+            message: workspace.message_of(built)?,
+            files,
+            author: self.settings.author.clone(),
+        };
+        let made = self.forge.create_commit(&commit).await?;
+        let mut git = self.git()?;
+        git.mirror.fetch(&[branch])?;
+        let info = git.mirror.commit_info(made)?;
+        if info.tree != built.tree || info.parents != [built.base] {
+            let removed = git.mirror.delete_branch(branch, made).is_ok();
+            let parents: Vec<String> = info.parents.iter().map(git2::Oid::to_string).collect();
+            return Err(Stop::failed(format!(
+                "the commit the forge made on {} holds tree {} on top of {}, not the verified tree {} on top of {}; {}",
+                branch,
+                info.tree,
+                parents.join(", "),
+                built.tree,
+                built.base,
+                if removed {
+                    "the branch was deleted"
+                } else {
+                    "deleting the branch failed: delete it by hand"
+                }
+            )));
+        }
+        git.heads.insert(branch.to_string(), made);
+        drop(git);
+        self.progress.step(&format!(
+            "the forge made and signed {} on {}",
+            super::text::short(made),
+            branch
+        ));
         Ok(true)
     }
 
@@ -138,6 +223,8 @@ impl Worker<'_> {
             branch: p.branch.to_string(),
             operation,
             reused: None,
+            auto_merge: false,
+            notes: Vec::new(),
         })
     }
 }

@@ -61,7 +61,7 @@ impl Worker<'_> {
     }
 
     /// Deletes a closed PR's branch; what the reason adds about it.
-    fn delete_pr_branch(&mut self, branch: &str, reason: &str) -> Result<String, Stop> {
+    pub(super) fn delete_pr_branch(&mut self, branch: &str, reason: &str) -> Result<String, Stop> {
         match self.delete_branch(branch) {
             Ok(true) => Ok(format!("; {branch} deleted")),
             Ok(false) => Ok(format!("; {branch} was already gone")),
@@ -82,5 +82,7 @@ fn pr_ref(pr: &PullRequest, operation: Operation) -> PullRequestRef {
         branch: pr.head.clone(),
         operation,
         reused: None,
+        auto_merge: false,
+        notes: Vec::new(),
     }
 }

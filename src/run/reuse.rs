@@ -41,6 +41,8 @@ impl Worker<'_> {
             branch: branch.to_string(),
             operation: Operation::Unchanged,
             reused: Some(tip.to_string()),
+            auto_merge: false,
+            notes: Vec::new(),
         }))
     }
 }

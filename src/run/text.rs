@@ -101,9 +101,27 @@ fn sentence(u: &UpdateFact) -> String {
     }
 }
 
+/// Where the facts of a PR body start: everything before is the description.
+const FACTS_START: &str = "\n\n| Package | Change | Type |\n|---|---|---|\n";
+
 impl PrBody<'_> {
     pub fn render(&self) -> String {
-        let mut tail = String::from("\n\n| Package | Change | Type |\n|---|---|---|\n");
+        let head = match &self.split {
+            Some(note) => note.render(self.facts, self.allow_mentions),
+            None => markdown::neutralise(self.description, self.allow_mentions),
+        };
+        self.with_head(head)
+    }
+
+    /// The body with the facts of this build and the description of `old` (a body Quartermaster
+    /// wrote, kept as it stands: it was neutralised then).
+    pub fn refresh(&self, old: &str) -> String {
+        let head = old.rfind(FACTS_START).map_or(old, |at| &old[..at]);
+        self.with_head(head.to_string())
+    }
+
+    fn with_head(&self, head: String) -> String {
+        let mut tail = String::from(FACTS_START);
         for u in &self.facts.updates {
             tail.push_str(&update_row(u));
         }
@@ -128,12 +146,7 @@ impl PrBody<'_> {
             installed(self.installs),
             markdown::marker("pr", self.branch)
         ));
-        let mut head = match &self.split {
-            Some(note) => note.render(self.facts, self.allow_mentions),
-            None => markdown::neutralise(self.description, self.allow_mentions),
-        }
-        .trim_end()
-        .to_string();
+        let mut head = head.trim_end().to_string();
         let room = MAX_POSTED_BODY.saturating_sub(tail.chars().count() + 20);
         if head.chars().count() > room {
             head = head.chars().take(room).collect::<String>() + "… (truncated)";

@@ -86,6 +86,7 @@ impl Worker<'_> {
                 env,
                 timeout: PROBE_TIMEOUT,
                 secrets: &self.settings.secrets,
+                log: None,
             })
             .map_err(sandbox_stop)?;
         Ok(outcome

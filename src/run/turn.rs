@@ -5,8 +5,8 @@
 
 use super::jobs::Board;
 use crate::forge::{
-    Comment, Forge, ForgeKind, Issue, NewIssue, NewPullRequest, PullRequest, PullRequestEdit,
-    Result, Target,
+    ApiCommit, Comment, Forge, ForgeKind, Issue, NewIssue, NewPullRequest, People, PullRequest,
+    PullRequestEdit, Result, Target,
 };
 use crate::git::RemoteSpec;
 use async_trait::async_trait;
@@ -81,6 +81,25 @@ impl Forge for InTurn<'_> {
     async fn close_pull_request(&self, number: u64) -> Result<PullRequest> {
         self.turn();
         self.forge.close_pull_request(number).await
+    }
+
+    async fn open_pull_requests(&self, label: &str) -> Result<Vec<PullRequest>> {
+        self.forge.open_pull_requests(label).await
+    }
+
+    async fn request_auto_merge(&self, number: u64, head: git2::Oid) -> Result<()> {
+        self.turn();
+        self.forge.request_auto_merge(number, head).await
+    }
+
+    async fn request_review(&self, number: u64, people: &People) -> Result<Vec<String>> {
+        self.turn();
+        self.forge.request_review(number, people).await
+    }
+
+    /// A commit gets no number on the forge: like a push, it does not wait for the turn.
+    async fn create_commit(&self, commit: &ApiCommit) -> Result<git2::Oid> {
+        self.forge.create_commit(commit).await
     }
 
     async fn commit_authors(&self, pr: &PullRequest) -> Result<Option<Vec<String>>> {

@@ -287,7 +287,8 @@ pub fn fate(outcome: &Outcome) -> String {
             let status = match stop.status {
                 Status::Denied => "denied",
                 Status::Skipped => "skipped",
-                Status::Done | Status::Failed => "failed",
+                Status::Cancelled => "cancelled",
+                Status::Done | Status::Failed | Status::Partial => "failed",
             };
             format!("{status}: {}; no PR", stop.reason)
         }
@@ -321,6 +322,13 @@ pub fn conclude(results: &[(Unit<'_>, Outcome)], strategy: FallbackStrategy) -> 
         }
         parts.push(format!("{name}{text}"));
     }
+    // Some branches landed and others did not: neither done nor failed.
+    let landed = considered
+        .iter()
+        .any(|(_, o)| matches!(o, Outcome::Landed(_)));
+    if landed && matches!(status, Status::Failed | Status::Denied) {
+        status = Status::Partial;
+    }
     (status, parts.join("; "))
 }
 
@@ -342,13 +350,14 @@ fn describe(outcome: &Outcome) -> (Option<Status>, String) {
     }
 }
 
-/// Which status wins when units disagree: a failure over a refusal over success over a skip.
+/// Which status wins when units disagree: a failure over a refusal over success over a skip
+/// (outcomes are never partial or cancelled themselves).
 fn rank(s: Status) -> u8 {
     match s {
         Status::Skipped => 0,
         Status::Done => 1,
         Status::Denied => 2,
-        Status::Failed => 3,
+        Status::Partial | Status::Failed | Status::Cancelled => 3,
     }
 }
 

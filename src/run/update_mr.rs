@@ -5,6 +5,7 @@ use super::Worker;
 use super::build::Job;
 use super::digest::{self, BuildInputs};
 use super::publish::Publication;
+use super::record::{self, Record};
 use super::stop::{Done, Stop};
 use super::text::PrBody;
 use super::unit::{Built, Unit, branch_updates};
@@ -52,7 +53,12 @@ impl<'a> Worker<'a> {
             }
             .digest(),
         };
-        if let Some(reused) = self.reusable(&a.branch, Some(&pr), &job.build, base)? {
+        let reused = if self.force_build {
+            None
+        } else {
+            self.reusable(&a.branch, Some(&pr), &job.build, base)?
+        };
+        if let Some(reused) = reused {
             let reason = format!("PR #{} unchanged", reused.number);
             report.pull_requests.push(reused);
             report.updates = branch_updates(
@@ -70,10 +76,22 @@ impl<'a> Worker<'a> {
             Built::TestsFailed(_) => Verdict::Failed,
             _ => Verdict::NotRun,
         };
-        let marker = digest::marker(&job.build, base);
-        let result = self
-            .land_update(a, recipe, pr, built, &marker, report)
-            .await;
+        let from = record::Built {
+            unit: &unit,
+            mission: self.plan.mission(),
+            test: &recipe.test.text,
+            working_dir: a.working_dir.as_deref(),
+            labels: a.labels.as_deref().unwrap_or(&[]),
+        };
+        let facts = match &built {
+            Built::Ready(_, facts) => Some(facts.as_ref()),
+            _ => None,
+        };
+        let stamp = record::Stamp {
+            build: digest::marker(&job.build, base),
+            record: Record::of(&from, facts),
+        };
+        let result = self.land_update(a, recipe, pr, built, &stamp, report).await;
         let landed_pr = report.pull_requests.first().map(|p| p.number);
         report.updates = branch_updates(&a.updates, &a.branch, landed_pr, verdict, report);
         result
@@ -116,7 +134,7 @@ impl<'a> Worker<'a> {
         recipe: &'a Recipe,
         pr: PullRequest,
         built: Built,
-        marker: &str,
+        stamp: &record::Stamp,
         report: &mut ActionReport,
     ) -> Done {
         let (commit, facts) = match built {
@@ -152,28 +170,28 @@ impl<'a> Worker<'a> {
                 a.branch, pr.number
             )));
         }
-        // Without a new description the PR keeps its body, with the new build recorded.
+        // Without a new description the PR keeps its words, with the new facts and build.
         let toolchains = report.toolchains_of(&a.branch);
         let (supply, security) = self.screening_text(&a.branch, report);
         let (installs, warnings) = super::text::tested_with(report, &a.branch);
-        let body = match a.description.as_deref() {
-            Some(description) => PrBody {
-                description,
-                facts: &facts,
-                test_command: &recipe.test.text,
-                working_dir: a.working_dir.as_deref(),
-                branch: &a.branch,
-                allow_mentions: self.settings.allow_mentions,
-                toolchains: &toolchains,
-                supply: &supply,
-                split: None,
-                installs: &installs,
-                warnings: &warnings,
-            }
-            .render(),
-            None => pr.body.clone(),
+        let text = PrBody {
+            description: a.description.as_deref().unwrap_or_default(),
+            facts: &facts,
+            test_command: &recipe.test.text,
+            working_dir: a.working_dir.as_deref(),
+            branch: &a.branch,
+            allow_mentions: self.settings.allow_mentions,
+            toolchains: &toolchains,
+            supply: &supply,
+            split: None,
+            installs: &installs,
+            warnings: &warnings,
         };
-        let body = Some(digest::mark(&body, marker));
+        let body = match a.description {
+            Some(_) => text.render(),
+            None => text.refresh(&pr.body),
+        };
+        let body = Some(stamp.apply(&body));
         let title = if security {
             crate::supply::text::security_title(&pr.title)
         } else {

@@ -59,8 +59,12 @@ pub struct Outcome {
 /// Bytes kept beyond the tail, so that a secret straddling the cut is still whole when redacted.
 const REDACTION_MARGIN: usize = 4096;
 
-/// Reads everything, keeping only the last `OUTPUT_TAIL_BYTES` plus the redaction margin.
-pub(crate) fn read_tail(mut reader: impl Read) -> (Vec<u8>, u64) {
+/// How much of a child's output a kept log holds at most.
+pub const LOG_BYTES: u64 = 8 * 1024 * 1024;
+
+/// Reads everything, keeping only the last `OUTPUT_TAIL_BYTES` plus the redaction margin, and the
+/// first [`LOG_BYTES`] in `tee` (a private file, redacted into the kept log afterwards).
+pub(crate) fn read_tail(mut reader: impl Read, mut tee: Option<std::fs::File>) -> (Vec<u8>, u64) {
     const KEEP: usize = OUTPUT_TAIL_BYTES + REDACTION_MARGIN;
     let mut tail: Vec<u8> = Vec::with_capacity(OUTPUT_TAIL_BYTES);
     let mut total = 0u64;
@@ -69,6 +73,10 @@ pub(crate) fn read_tail(mut reader: impl Read) -> (Vec<u8>, u64) {
         match reader.read(&mut chunk) {
             Ok(0) | Err(_) => break,
             Ok(n) => {
+                if let Some(file) = tee.as_mut().filter(|_| total < LOG_BYTES) {
+                    let room = usize::try_from(LOG_BYTES - total).unwrap_or(usize::MAX);
+                    let _ = std::io::Write::write_all(file, &chunk[..n.min(room)]);
+                }
                 total += n as u64;
                 tail.extend_from_slice(&chunk[..n]);
                 if tail.len() > KEEP * 2 {
@@ -103,6 +111,32 @@ pub(crate) fn redacted_tail(text: &str, secrets: &[String]) -> String {
     tail
 }
 
+/// Appends the output kept in `tee` to the log at `path`, line by line with the secrets redacted
+/// (no secret spans lines), and says where it was cut.
+pub(crate) fn append_log(
+    tee: &mut std::fs::File,
+    total: u64,
+    header: &str,
+    path: &std::path::Path,
+    secrets: &[String],
+) -> std::io::Result<()> {
+    use std::io::{BufRead, Seek, Write};
+    tee.seek(std::io::SeekFrom::Start(0))?;
+    let mut log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?;
+    writeln!(log, "{header}")?;
+    for line in std::io::BufReader::new(&*tee).split(b'\n') {
+        let line = String::from_utf8_lossy(&line?).into_owned();
+        writeln!(log, "{}", redact(&line, secrets))?;
+    }
+    if total > LOG_BYTES {
+        writeln!(log, "[log cut after {LOG_BYTES} of {total} bytes]")?;
+    }
+    writeln!(log)
+}
+
 /// Replaces every occurrence of each secret with `***`.
 pub fn redact(text: &str, secrets: &[String]) -> String {
     secrets
@@ -118,7 +152,7 @@ mod tests {
     #[test]
     fn output_is_capped_to_its_tail_and_redacted() {
         let text = format!("{}token=s3cr3t-value\n", "a".repeat(100_000));
-        let (tail, total) = read_tail(text.as_bytes());
+        let (tail, total) = read_tail(text.as_bytes(), None);
         assert_eq!(total, text.len() as u64);
         let tail = redacted_tail(&String::from_utf8_lossy(&tail), &["s3cr3t-value".into()]);
         assert!(tail.len() <= OUTPUT_TAIL_BYTES);
@@ -126,6 +160,38 @@ mod tests {
             tail.ends_with("token=***\n"),
             "{}",
             &tail[tail.len() - 30..]
+        );
+    }
+
+    /// A kept log holds the whole output, secrets redacted, and says where it was cut.
+    #[test]
+    fn a_kept_log_is_redacted_and_appended() {
+        use std::io::Write;
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("unit.log");
+        let secret = "s3cr3t-value".to_string();
+        let mut tee = tempfile::tempfile().unwrap();
+        let (_, total) = read_tail(
+            "running 1 test\ntoken=s3cr3t-value ok\n".as_bytes(),
+            Some(tee.try_clone().unwrap()),
+        );
+        append_log(
+            &mut tee,
+            total,
+            "$ cargo test  (exit code 0)",
+            &log,
+            std::slice::from_ref(&secret),
+        )
+        .unwrap();
+        let mut again = tempfile::tempfile().unwrap();
+        again.write_all(b"second").unwrap();
+        append_log(&mut again, LOG_BYTES + 1, "$ make check", &log, &[secret]).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&log).unwrap(),
+            format!(
+                "$ cargo test  (exit code 0)\nrunning 1 test\ntoken=*** ok\n\n$ make check\nsecond\n[log cut after {LOG_BYTES} of {} bytes]\n\n",
+                LOG_BYTES + 1
+            )
         );
     }
 

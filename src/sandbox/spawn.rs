@@ -123,8 +123,8 @@ impl Zygote {
         })
     }
 
-    /// Runs `job` and waits for its helper to be done.
-    pub(crate) fn run(&self, job: &Job) -> Result<Ran, SandboxError> {
+    /// Runs `job` and waits for its helper to be done; its output is also written to `tee`.
+    pub(crate) fn run(&self, job: &Job, tee: Option<std::fs::File>) -> Result<Ran, SandboxError> {
         let bytes = serde_json::to_vec(job)
             .map_err(|e| SandboxError::Setup(format!("cannot encode the job: {e}")))?;
         let pipe = |what: &str| SandboxError::io(format!("cannot create the {what} pipe"));
@@ -155,7 +155,7 @@ impl Zygote {
         }
         let (done_tx, done_rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
-            let _ = done_tx.send(read_tail(out_r));
+            let _ = done_tx.send(read_tail(out_r, tee));
         });
         let reports = collect(status_r, Duration::from_millis(job.timeout_ms), id);
         let (tail, total) = done_rx.recv_timeout(DRAIN_GRACE).unwrap_or_else(|_| {

@@ -4,7 +4,7 @@
 use super::guard::{PermissionGuard, Watch};
 use super::job::{Action, Exposure, Identity, Job, MountPlan, Report};
 use super::layout::{self, Layout};
-use super::outcome::{Exit, Outcome, redacted_tail};
+use super::outcome::{Exit, Outcome, append_log, redacted_tail};
 use super::{Level, Sandbox, SandboxError, Tool, spawn};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -32,6 +32,8 @@ pub struct Command<'a> {
     pub timeout: Duration,
     /// Strings that must never appear in captured output.
     pub secrets: &'a [String],
+    /// A log file the whole output is appended to (redacted, after a header line), if any.
+    pub log: Option<&'a Path>,
 }
 
 pub struct Unit<'a> {
@@ -86,11 +88,34 @@ impl Unit<'_> {
         }
         let action = Action::Exec(command.argv.to_vec());
         let job = self.job(action, command.cwd, command.env, command.timeout)?;
-        let ran = self.sandbox.zygote.run(&job)?;
+        // The output goes to a private file first: the log gets it redacted.
+        let mut tee = match command.log {
+            Some(_) => Some(tempfile::tempfile().map_err(SandboxError::io(
+                "cannot create a file for the command's log",
+            ))?),
+            None => None,
+        };
+        let copy = tee.as_ref().map(std::fs::File::try_clone).transpose();
+        let copy = copy.map_err(SandboxError::io(
+            "cannot create a file for the command's log",
+        ))?;
+        let ran = self.sandbox.zygote.run(&job, copy)?;
         let exit = verdict(ran.reports, command.timeout, self.identity)?;
         self.sandbox.watch.verify_file_commands()?;
         self.verify_seeds()?;
-        Ok(finish(exit, &ran.tail, ran.total))
+        let outcome = finish(exit, &ran.tail, ran.total);
+        if let (Some(path), Some(tee)) = (command.log, tee.as_mut()) {
+            let header = format!(
+                "$ {}  ({}, {:.1}s)",
+                command.argv.join(" "),
+                outcome.exit,
+                outcome.duration.as_secs_f64()
+            );
+            append_log(tee, ran.total, &header, path, command.secrets).map_err(
+                SandboxError::io(format!("cannot write the log {}", path.display())),
+            )?;
+        }
+        Ok(outcome)
     }
 
     /// Resolves `programs` as the command identity would (the probe's trial).
@@ -105,7 +130,7 @@ impl Unit<'_> {
             env,
             Duration::from_secs(30),
         )?;
-        let ran = self.sandbox.zygote.run(&job)?;
+        let ran = self.sandbox.zygote.run(&job, None)?;
         let mut failure = None;
         for report in ran.reports {
             match report {

@@ -140,6 +140,8 @@ pub fn merge(reports: Vec<(String, RunReport)>) -> Result<RunReport, MergeError>
             .unwrap_or(0),
         ..Timing::default()
     };
+    merged.dashboard = reports.iter().find_map(|(_, r)| r.dashboard.clone());
+    merged.upkeep = reports.iter().flat_map(|(_, r)| r.upkeep.clone()).collect();
     merged.actions = reports.into_iter().flat_map(|(_, r)| r.actions).collect();
     merged.actions.sort_by_key(|a| a.index);
     merged.tally();

@@ -34,7 +34,7 @@ fn several_quartermaster_processes_claiming_one_plan_have_exactly_one_winner() {
                     .arg(&dir)
                     .arg("--checkout")
                     .arg(&f.checkout)
-                    .args(["--forge", "local", "--forge-dir"])
+                    .args(["--remote", "origin", "--forge", "local", "--forge-dir"])
                     .arg(&f.forge)
                     .arg("--report")
                     .arg(dir.join(format!("report-{i}.json")))

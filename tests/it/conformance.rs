@@ -7,9 +7,10 @@ use quartermaster::forge::gitlab::{GitlabForge, GitlabSettings};
 use quartermaster::forge::http::Policy;
 use quartermaster::forge::local::LocalForge;
 use quartermaster::forge::{
-    Forge, ForgeKind, NewIssue, NewPullRequest, PullRequestEdit, State, Target,
+    ApiCommit, FileChange, Forge, ForgeKind, NewIssue, NewPullRequest, People, PullRequestEdit,
+    State, Target,
 };
-use quartermaster::git::{RemoteSpec, RemoteUrl};
+use quartermaster::git::{Identity, RemoteSpec, RemoteUrl};
 use secrecy::SecretString;
 use std::path::Path;
 use std::time::Duration;
@@ -24,13 +25,15 @@ fn quick() -> Policy {
     }
 }
 
-/// A bare repository with `main` and `quartermaster/human`, one commit ahead by a human.
+/// A bare repository with `main`, `quartermaster/human` one commit ahead by a human, and
+/// `quartermaster/auto` one commit ahead.
 fn repository(root: &Path) -> std::path::PathBuf {
     sh(
         root,
         "git init -q -b main seed && cd seed && echo a > a && git add a && git commit -qm a \
          && git checkout -qb quartermaster/human && echo b > b && git add b && git commit -qm b \
-         && cd .. && git clone -q --bare seed remote.git",
+         && git checkout -q main && git checkout -qb quartermaster/auto && echo c > c \
+         && git add c && git commit -qm c && cd .. && git clone -q --bare seed remote.git",
     );
     root.join("remote.git")
 }
@@ -196,11 +199,132 @@ async fn ownership(forge: &dyn Forge) {
     }
 }
 
-async fn contract(forge: &dyn Forge) {
+/// The bot's open PRs, oldest first; auto-merge requested for a head, reviewers and assignees.
+async fn after_opening(forge: &dyn Forge, remote: &Path) {
+    let other = NewPullRequest {
+        labels: vec!["dependencies".into()],
+        ..new_pr("quartermaster/theirs")
+    };
+    let theirs = forge.create_pull_request(&other).await.unwrap();
+    let ours = forge
+        .create_pull_request(&new_pr("quartermaster/auto"))
+        .await
+        .unwrap();
+    let open = forge.open_pull_requests("quartermaster").await.unwrap();
+    let numbers: Vec<u64> = open.iter().map(|p| p.number).collect();
+    assert!(numbers.contains(&ours.number), "{numbers:?}");
+    assert!(!numbers.contains(&theirs.number), "{numbers:?}");
+    assert!(numbers.windows(2).all(|w| w[0] < w[1]), "{numbers:?}");
+    assert!(
+        open.iter()
+            .all(|p| p.state == State::Open && p.created_at.is_some())
+    );
+    let head = git2::Oid::from_str(&sh(remote, "git rev-parse quartermaster/auto")).unwrap();
+    let main = git2::Oid::from_str(&sh(remote, "git rev-parse main")).unwrap();
+    if forge.kind() != ForgeKind::Local {
+        let stale = forge.request_auto_merge(ours.number, main).await;
+        assert!(stale.is_err(), "auto-merge of another head: {stale:?}");
+    }
+    forge.request_auto_merge(ours.number, head).await.unwrap();
+    let people = People {
+        reviewers: vec!["alice".into()],
+        team_reviewers: vec!["core".into()],
+        assignees: vec!["bob".into()],
+    };
+    let notes = forge.request_review(ours.number, &people).await.unwrap();
+    let pr = forge.pull_request(ours.number).await.unwrap().unwrap();
+    assert!(pr.auto_merge);
+    assert_eq!(
+        (pr.reviewers, pr.assignees),
+        (vec!["alice".to_string()], vec!["bob".to_string()])
+    );
+    match forge.kind() {
+        ForgeKind::Gitlab => assert_eq!(
+            notes,
+            ["team reviewers (core) are GitHub's; GitLab has none"]
+        ),
+        _ => assert_eq!(
+            (notes, pr.team_reviewers),
+            (vec![], vec!["core".to_string()])
+        ),
+    }
+    let stranger = People {
+        reviewers: vec!["mallory".into()],
+        ..People::default()
+    };
+    let notes = forge.request_review(ours.number, &stranger).await.unwrap();
+    assert_eq!(
+        notes.is_empty(),
+        forge.kind() == ForgeKind::Local,
+        "{notes:?}"
+    );
+}
+
+/// A commit the forge makes from the verified files: the same tree, on the base, under the lease.
+async fn signed_commits(forge: &dyn Forge, remote: &Path) {
+    let root = remote.parent().unwrap();
+    let expected = sh(
+        root,
+        "git clone -q -b main remote.git verified && cd verified && printf 'a2\\n' > a && mkdir deps \
+         && printf 'x\\n' > deps/new.lock && printf '#!/bin/sh\\n' > run.sh && chmod +x run.sh \
+         && git add -A && git write-tree",
+    );
+    let oid = |s: &str| git2::Oid::from_str(&sh(remote, &format!("git rev-parse {s}"))).unwrap();
+    let file = |path: &str, mode: u32, content: &str, in_base: bool| FileChange {
+        path: path.into(),
+        in_base,
+        mode,
+        content: Some(content.as_bytes().to_vec()),
+    };
+    let mut commit = ApiCommit {
+        branch: "quartermaster/signed".into(),
+        base: oid("main"),
+        base_tree: oid("main^{tree}"),
+        tree: git2::Oid::from_str(&expected).unwrap(),
+        expected: None,
+        message: "chore(deps): bump\n\nGenerated by Quartermaster.\n".into(),
+        files: vec![
+            file("a", 0o100644, "a2\n", true),
+            file("deps/new.lock", 0o100644, "x\n", false),
+            file("run.sh", 0o100755, "#!/bin/sh\n", false),
+        ],
+        author: Identity::parse("Quartermaster <quartermaster@noreply.invalid>").unwrap(),
+    };
+    if forge.kind() == ForgeKind::Local {
+        let refused = forge.create_commit(&commit).await.unwrap_err().to_string();
+        assert!(
+            refused.contains("cannot create commits through an API"),
+            "{refused}"
+        );
+        return;
+    }
+    let made = forge.create_commit(&commit).await.unwrap();
+    assert_eq!(made, oid("quartermaster/signed"));
+    assert_eq!(oid("quartermaster/signed^{tree}").to_string(), expected);
+    assert_eq!(oid("quartermaster/signed^"), commit.base);
+    let committer = sh(remote, "git log -1 --format=%ce quartermaster/signed");
+    assert_ne!(
+        committer, "quartermaster@noreply.invalid",
+        "the forge made it"
+    );
+    // The lease: a branch that exists, or is elsewhere than expected, is not moved.
+    assert!(forge.create_commit(&commit).await.is_err());
+    commit.expected = Some(commit.base);
+    assert!(forge.create_commit(&commit).await.is_err());
+    assert_eq!(oid("quartermaster/signed"), made);
+    commit.expected = Some(made);
+    commit.message = "again".into();
+    let again = forge.create_commit(&commit).await.unwrap();
+    assert_eq!(oid("quartermaster/signed"), again);
+}
+
+async fn contract(forge: &dyn Forge, remote: &Path) {
     pull_requests(forge).await;
     comments(forge).await;
     issues(forge).await;
     ownership(forge).await;
+    after_opening(forge, remote).await;
+    signed_commits(forge, remote).await;
 }
 
 #[tokio::test]
@@ -213,13 +337,14 @@ async fn the_local_forge_keeps_the_contract() {
         token: None,
     };
     let forge = LocalForge::open(&root.path().join("forge"), spec).unwrap();
-    contract(&forge).await;
+    contract(&forge, &remote).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_github_adapter_keeps_the_contract() {
     let root = tempfile::tempdir().unwrap();
-    let fake = github::FakeGithub::start(TOKEN, repository(root.path())).await;
+    let remote = repository(root.path());
+    let fake = github::FakeGithub::start(TOKEN, remote.clone()).await;
     let forge = GithubForge::new(GithubSettings {
         api_url: fake.uri(),
         server_url: fake.uri(),
@@ -228,7 +353,7 @@ async fn the_github_adapter_keeps_the_contract() {
         policy: quick(),
     })
     .unwrap();
-    contract(&forge).await;
+    contract(&forge, &remote).await;
     let fork = fake
         .state
         .lock()
@@ -244,7 +369,8 @@ async fn the_github_adapter_keeps_the_contract() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_gitlab_adapter_keeps_the_contract() {
     let root = tempfile::tempdir().unwrap();
-    let fake = gitlab::FakeGitlab::start(TOKEN, repository(root.path())).await;
+    let remote = repository(root.path());
+    let fake = gitlab::FakeGitlab::start(TOKEN, remote.clone()).await;
     let forge = GitlabForge::connect(GitlabSettings {
         api_url: format!("{}/api/v4", fake.uri()),
         server_url: fake.uri(),
@@ -255,7 +381,7 @@ async fn the_gitlab_adapter_keeps_the_contract() {
     })
     .await
     .unwrap();
-    contract(&forge).await;
+    contract(&forge, &remote).await;
     let fork = fake
         .state
         .lock()

@@ -32,7 +32,21 @@ fn the_demo_runs_end_to_end() {
         "{stdout}"
     );
     assert!(
-        stdout.contains("## Quartermaster: 1 done, 1 failed, 1 skipped, 0 denied"),
+        stdout.contains("forge/issues/3.json: Dependency dashboard"),
+        "{stdout}"
+    );
+    let origin = Command::new("git")
+        .arg("-C")
+        .arg(out_dir.path().join("remote.git"))
+        .args(["branch", "--list", "quartermaster/*"])
+        .output()
+        .unwrap();
+    assert!(
+        origin.stdout.is_empty(),
+        "the checkout's origin got no branch"
+    );
+    assert!(
+        stdout.contains("## Quartermaster: 1 done, 0 failed, 1 skipped, 0 denied, 1 partial"),
         "{stdout}"
     );
     // Each row says what its action is about.
@@ -47,7 +61,7 @@ fn the_demo_runs_end_to_end() {
             .unwrap();
     assert_eq!(
         report["summary"],
-        serde_json::json!({"done": 1, "failed": 1, "skipped": 1, "denied": 0})
+        serde_json::json!({"done": 1, "failed": 0, "skipped": 1, "denied": 0, "partial": 1})
     );
     assert_eq!(report["exit_code"], 1);
     let pull: serde_json::Value =
@@ -62,7 +76,7 @@ fn the_demo_runs_end_to_end() {
     );
     let lock = Command::new("git")
         .arg("-C")
-        .arg(out_dir.path().join("remote.git"))
+        .arg(out_dir.path().join("forge/remote.git"))
         .args([
             "show",
             "quartermaster/cargo-patch-updates--greeting:Cargo.lock",

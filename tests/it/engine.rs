@@ -67,8 +67,18 @@ fn remote(root: &Path) -> std::path::PathBuf {
 /// The engine's own behaviour is tested here: the gates ask the fixture's OSV stand-in, and the
 /// policy needs no registry (the project's registry is a made-up one).
 fn settings(scratch: &Path, osv: &str, runtime: &tokio::runtime::Runtime) -> Settings {
+    settings_under(scratch, osv, runtime, "")
+}
+
+/// [`settings`] with `more` added to the policy (another table of `.quartermaster.toml`).
+fn settings_under(
+    scratch: &Path,
+    osv: &str,
+    runtime: &tokio::runtime::Runtime,
+    more: &str,
+) -> Settings {
     let policy = quartermaster::policy::parse(
-        "[release-age]\nminimum = \"0\"\n[deprecated]\nblock = false\n[release-notes]\nenabled = false\n",
+        &format!("[release-age]\nminimum = \"0\"\n[deprecated]\nblock = false\n[release-notes]\nenabled = false\n{more}"),
         "the engine test's policy",
     )
     .unwrap();
@@ -95,6 +105,8 @@ fn settings(scratch: &Path, osv: &str, runtime: &tokio::runtime::Runtime) -> Set
         scratch: scratch.to_path_buf(),
         toolchain_policy: Default::default(),
         screener: std::sync::Arc::new(screener),
+        sign_commits: false,
+        logs: None,
     }
 }
 
@@ -144,7 +156,7 @@ fn the_engine_never_reads_a_command_string_again() {
     let progress = Progress::to(|_| {});
     let split = splits_on_this_thread();
     let engine = Engine::new(&plan, &forge, &settings, &progress, &sandbox);
-    let reports = engine.run(runtime.handle());
+    let reports = engine.run(runtime.handle()).actions;
     assert_eq!(splits_on_this_thread(), split, "the engine split a command");
     assert_eq!(reports[0].status, Status::Done, "{}", reports[0].reason);
     assert_eq!(reports[0].pull_requests[0].operation, Operation::Created);
@@ -162,4 +174,124 @@ fn the_engine_never_reads_a_command_string_again() {
         .to_vec(),
         "the gates ran"
     );
+}
+
+const TWO_CRATES: &str = r#"{"description": "test", "action_types": ["create_mr"],
+  "ecosystems": {"cargo": {"packages": "crates", "versions": "semver",
+    "commands": ["make <pkg>"], "files": ["Cargo.lock"]}}}"#;
+
+/// A patch and a minor update, each on its own branch.
+const TWO_UPDATES: &str = r#"{"repo_context": {"platform": "github", "ecosystems": ["cargo"],
+    "default_branch": "main"},
+  "actions": [
+   {"type": "create_mr", "branch": "quartermaster/greeting", "title": "Bump greeting",
+    "description": "A patch.", "labels": [], "fallback_strategy": "batch", "confidence": 1,
+    "commands": ["make greeting"], "test_command": "make check",
+    "updates": [{"package": "greeting", "from": "1.0.0", "to": "1.0.1", "update_type": "patch"}]},
+   {"type": "create_mr", "branch": "quartermaster/farewell", "title": "Bump farewell",
+    "description": "A minor.", "labels": [], "fallback_strategy": "batch", "confidence": 1,
+    "commands": ["make farewell"], "test_command": "make check",
+    "updates": [{"package": "farewell", "from": "2.0.0", "to": "2.1.0", "update_type": "minor"}]}]}"#;
+
+/// A remote locked at greeting 1.0.0 and farewell 2.0.0, with a `make` target moving each.
+fn two_crates(root: &Path) -> std::path::PathBuf {
+    let seed = root.join("seed");
+    std::fs::create_dir_all(&seed).unwrap();
+    std::fs::write(
+        seed.join("Cargo.toml"),
+        format!("{MANIFEST}farewell = \"2.0\"\n"),
+    )
+    .unwrap();
+    let source = "source = \"registry+https://github.com/rust-lang/crates.io-index\"\n";
+    std::fs::write(
+        seed.join("Cargo.lock"),
+        format!(
+            "version = 3\n\n[[package]]\nname = \"app\"\nversion = \"0.1.0\"\ndependencies = [\n \"farewell\",\n \"greeting\",\n]\n\n[[package]]\nname = \"farewell\"\nversion = \"2.0.0\"\n{source}\n[[package]]\nname = \"greeting\"\nversion = \"1.0.0\"\n{source}"
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        seed.join("Makefile"),
+        "greeting:\n\tsed -i 's/\"1.0.0\"/\"1.0.1\"/' Cargo.lock\nfarewell:\n\tsed -i 's/\"2.0.0\"/\"2.1.0\"/' Cargo.lock\ncheck:\n\ttrue\n",
+    )
+    .unwrap();
+    git(&seed, &["init", "-q", "-b", "main"]);
+    git(&seed, &["add", "."]);
+    git(&seed, &["commit", "-q", "-m", "seed"]);
+    let bare = root.join("remote.git");
+    git(
+        root,
+        &["clone", "-q", "--bare", "seed", bare.to_str().unwrap()],
+    );
+    bare
+}
+
+/// Runs the two updates on a fresh remote and local forge under `policy` (a table of
+/// `.quartermaster.toml`); the forge's PR records.
+fn opened_under(policy: &str) -> Vec<serde_json::Value> {
+    let root = tempfile::tempdir().unwrap();
+    let bare = two_crates(root.path());
+    let mission = Mission::from_json("test", TWO_CRATES, "test").unwrap();
+    let plan = quartermaster::validate::validate(TWO_UPDATES.as_bytes(), &mission)
+        .plan
+        .expect("the plan is valid");
+    let spec = RemoteSpec {
+        url: RemoteUrl::new(bare.display().to_string()),
+        username: None,
+        token: None,
+    };
+    let forge = LocalForge::open(&root.path().join("forge"), spec).unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let empty = tempfile::tempdir().unwrap();
+    quartermaster::git::isolate_from_user_config(empty.path()).unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let osv = crate::common::osv::OsvStandIn::start();
+    let settings = settings_under(scratch.path(), &osv.url, &runtime, policy);
+    let sandbox = sandbox(&settings);
+    let progress = Progress::to(|_| {});
+    let ran = Engine::new(&plan, &forge, &settings, &progress, &sandbox).run(runtime.handle());
+    for a in &ran.actions {
+        assert_eq!(a.status, Status::Done, "{}", a.reason);
+    }
+    let auto: Vec<bool> = ran
+        .actions
+        .iter()
+        .map(|a| a.pull_requests[0].auto_merge)
+        .collect();
+    let records: Vec<serde_json::Value> = (1..=2)
+        .map(|n| {
+            let path = root.path().join(format!("forge/pulls/{n}.json"));
+            serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+        })
+        .collect();
+    let recorded: Vec<bool> = records.iter().map(|r| r["auto_merge"] == true).collect();
+    assert_eq!(auto, recorded, "the report says what the forge holds");
+    records
+}
+
+/// The repository's automerge rules, as engine settings: auto-merge for the patch PR only,
+/// reviewers and assignees on both; without rules, neither.
+#[test]
+fn automerge_is_requested_for_the_update_types_the_policy_names() {
+    let records = opened_under(
+        "[automerge]\nupdate-types = [\"patch\"]\nreviewers = [\"alice\"]\nteam-reviewers = [\"core\"]\nassignees = [\"bob\"]\n",
+    );
+    assert_eq!(records[0]["head"], "quartermaster/greeting");
+    assert_eq!(records[0]["auto_merge"], true);
+    assert!(records[1].get("auto_merge").is_none(), "{}", records[1]);
+    for r in &records {
+        assert_eq!(r["reviewers"], serde_json::json!(["alice"]));
+        assert_eq!(r["team_reviewers"], serde_json::json!(["core"]));
+        assert_eq!(r["assignees"], serde_json::json!(["bob"]));
+    }
+    for r in opened_under("") {
+        assert!(
+            r.get("auto_merge").is_none() && r.get("reviewers").is_none(),
+            "{r}"
+        );
+    }
 }

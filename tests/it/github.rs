@@ -29,6 +29,21 @@ fn calls(f: &Fixture) -> Vec<(String, String)> {
 
 const FIND: &str =
     "/repos/octo/hello/pulls?head=octo%3Aquartermaster%2Fcargo&state=all&per_page=10";
+/// After the plan's actions: the dependency dashboard looked for, and the bot's open PRs listed.
+const DASHBOARD: &str = "/repos/octo/hello/issues?labels=quartermaster&state=open&per_page=100";
+const OPEN: &str = "/repos/octo/hello/pulls?state=open&sort=created&direction=asc&per_page=100";
+
+/// The requests of upkeep and of a dashboard that is created (`true`) or left as it is.
+fn upkeep_calls(creates: bool) -> Vec<(String, String)> {
+    let mut out = vec![
+        ("GET".to_string(), DASHBOARD.to_string()),
+        ("GET".to_string(), OPEN.to_string()),
+    ];
+    if creates {
+        out.push(("POST".into(), "/repos/octo/hello/issues".into()));
+    }
+    out
+}
 
 fn one_pr() -> Value {
     plan(vec![create_mr(
@@ -39,12 +54,17 @@ fn one_pr() -> Value {
 }
 
 #[test]
-fn a_new_pr_with_labels_takes_three_requests_and_a_rerun_one() {
+fn a_new_pr_with_labels_takes_three_requests_and_a_rerun_one_besides_upkeep() {
     let f = Fixture::on(Backend::Github);
     let run = f.run(&one_pr(), &[]);
     assert_eq!(run.code, 0, "{}", run.said());
     let requests = f.github_requests();
-    assert_eq!(requests.len(), 3, "{requests:#?}");
+    assert_eq!(requests.len(), 6, "{requests:#?}");
+    let after: Vec<(String, String)> = requests[3..]
+        .iter()
+        .map(|r| (r.method.clone(), r.uri.clone()))
+        .collect();
+    assert_eq!(after, upkeep_calls(true));
     assert!(
         requests
             .iter()
@@ -86,13 +106,16 @@ fn a_new_pr_with_labels_takes_three_requests_and_a_rerun_one() {
             &json!({"labels": ["quartermaster", "dependencies"]})
         )
     );
-    assert_eq!(run.report["forge_requests"], 3);
+    assert_eq!(run.report["forge_requests"], 6);
 
     f.forget_github_requests();
     let again = f.run(&one_pr(), &[]);
     assert_eq!(again.code, 0, "{}", again.said());
-    assert_eq!(calls(&f), vec![("GET".to_string(), FIND.to_string())]);
-    assert_eq!(again.report["forge_requests"], 1);
+    // The dashboard, unchanged, is not edited.
+    let mut expected = vec![("GET".to_string(), FIND.to_string())];
+    expected.extend(upkeep_calls(false));
+    assert_eq!(calls(&f), expected);
+    assert_eq!(again.report["forge_requests"], 3);
     assert_eq!(
         again.action(0)["pull_requests"][0]["operation"],
         "unchanged"
@@ -110,20 +133,19 @@ fn a_502_before_github_acts_is_retried_once_the_pr_is_known_absent() {
     ));
     let run = f.run(&one_pr(), &[]);
     assert_eq!(run.code, 0, "{}", run.said());
-    assert_eq!(
-        calls(&f),
-        vec![
-            ("GET".into(), FIND.into()),
-            ("POST".into(), "/repos/octo/hello/pulls".into()),
-            (
-                "GET".into(),
-                "/repos/octo/hello/pulls?head=octo%3Aquartermaster%2Fcargo&state=all&per_page=10"
-                    .into()
-            ),
-            ("POST".into(), "/repos/octo/hello/pulls".into()),
-            ("POST".into(), "/repos/octo/hello/issues/1/labels".into()),
-        ]
-    );
+    let mut expected: Vec<(String, String)> = vec![
+        ("GET".into(), FIND.into()),
+        ("POST".into(), "/repos/octo/hello/pulls".into()),
+        (
+            "GET".into(),
+            "/repos/octo/hello/pulls?head=octo%3Aquartermaster%2Fcargo&state=all&per_page=10"
+                .into(),
+        ),
+        ("POST".into(), "/repos/octo/hello/pulls".into()),
+        ("POST".into(), "/repos/octo/hello/issues/1/labels".into()),
+    ];
+    expected.extend(upkeep_calls(true));
+    assert_eq!(calls(&f), expected);
     assert_eq!(f.pulls().len(), 1);
 }
 

@@ -39,13 +39,16 @@ fn calls(f: &Fixture) -> Vec<(String, String)> {
 const USER: &str = "/api/v4/user?";
 const PROJECT: &str = "/api/v4/projects/42?";
 const FIND: &str = "/api/v4/projects/42/merge_requests?source_branch=quartermaster%2Fcargo";
+/// After the plan's actions: the dependency dashboard looked for, and the bot's open MRs listed.
+const DASHBOARD: &str = "/api/v4/projects/42/issues?state=opened&labels=quartermaster&search=Dependency+dashboard&in=title&per_page=100&page=1";
+const OPEN: &str = "/api/v4/projects/42/merge_requests?state=opened&labels=quartermaster&order_by=created_at&sort=asc&per_page=100&page=1";
 
 fn get(uri: &str) -> (String, String) {
     ("GET".into(), uri.into())
 }
 
 #[test]
-fn a_new_mr_with_labels_takes_one_request_after_connecting_and_a_rerun_none_more() {
+fn a_new_mr_with_labels_takes_one_request_after_connecting_and_a_rerun_none_more_but_upkeeps() {
     let f = Fixture::on(Backend::Gitlab);
     let run = f.run(&one_mr(), &[]);
     assert_eq!(run.code, 0, "{}", run.said());
@@ -65,6 +68,9 @@ fn a_new_mr_with_labels_takes_one_request_after_connecting_and_a_rerun_none_more
             get(PROJECT),
             get(FIND),
             ("POST".into(), "/api/v4/projects/42/merge_requests?".into()),
+            get(DASHBOARD),
+            get(OPEN),
+            ("POST".into(), "/api/v4/projects/42/issues?".into()),
         ]
     );
     let form = &requests[3].form;
@@ -84,7 +90,7 @@ fn a_new_mr_with_labels_takes_one_request_after_connecting_and_a_rerun_none_more
     .collect();
     assert_eq!(form, &expected);
     assert!(form["description"].starts_with("Patch releases.\n\n| Package | Change | Type |"));
-    assert_eq!(run.report["forge_requests"], 4);
+    assert_eq!(run.report["forge_requests"], 7);
     assert_eq!(
         f.pulls()[0]["labels"],
         json!(["quartermaster", "dependencies"])
@@ -93,8 +99,18 @@ fn a_new_mr_with_labels_takes_one_request_after_connecting_and_a_rerun_none_more
     f.forget_gitlab_requests();
     let again = f.run(&one_mr(), &[]);
     assert_eq!(again.code, 0, "{}", again.said());
-    assert_eq!(calls(&f), vec![get(USER), get(PROJECT), get(FIND)]);
-    assert_eq!(again.report["forge_requests"], 3);
+    // The dashboard, unchanged, is not edited.
+    assert_eq!(
+        calls(&f),
+        vec![
+            get(USER),
+            get(PROJECT),
+            get(FIND),
+            get(DASHBOARD),
+            get(OPEN)
+        ]
+    );
+    assert_eq!(again.report["forge_requests"], 5);
     assert_eq!(
         again.action(0)["pull_requests"][0]["operation"],
         "unchanged"
@@ -112,7 +128,10 @@ fn a_502_then_success_makes_one_mr() {
     ));
     let run = f.run(&one_mr(), &[]);
     assert_eq!(run.code, 0, "{}", run.said());
-    let posts = calls(&f).iter().filter(|(m, _)| m == "POST").count();
+    let posts = calls(&f)
+        .iter()
+        .filter(|(m, uri)| m == "POST" && uri.contains("/merge_requests"))
+        .count();
     assert_eq!(posts, 2, "retried once, after looking for the MR");
     assert_eq!(f.pulls().len(), 1);
 }

@@ -41,7 +41,7 @@ fn run_named(f: &Fixture, dir: &Path, extra: &[&str]) -> Run {
         .arg(dir)
         .arg("--checkout")
         .arg(&f.checkout)
-        .args(["--forge", "local", "--forge-dir"])
+        .args(["--remote", "origin", "--forge", "local", "--forge-dir"])
         .arg(&f.forge)
         .arg("--report")
         .arg(&report)
@@ -225,7 +225,7 @@ fn a_signal_after_the_claim_answers_the_plan_failed() {
         .arg(&dir)
         .arg("--checkout")
         .arg(&f.checkout)
-        .args(["--forge", "local", "--forge-dir"])
+        .args(["--remote", "origin", "--forge", "local", "--forge-dir"])
         .arg(&f.forge)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
@@ -250,7 +250,7 @@ fn a_signal_after_the_claim_answers_the_plan_failed() {
     assert!(
         result
             .content()
-            .contains("The run was interrupted by signal 15 before it finished"),
+            .contains("the run was stopped by signal 15 (a cancelled job)"),
         "{}",
         result.content()
     );

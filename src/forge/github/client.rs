@@ -22,6 +22,7 @@ impl GithubForge {
             Method::Get => self.client._get(uri).await,
             Method::Post => self.client._post(uri, body).await,
             Method::Patch => self.client._patch(uri, body).await,
+            Method::GraphQl => self.graphql._post(uri, body).await,
         }
         .map_err(|e| e.to_string())?;
         let status = response.status().as_u16();
@@ -159,7 +160,26 @@ impl GithubForge {
             (Some(head), Some(base)) => head.id != base.id,
             _ => true,
         };
+        let logins = |people: Option<Vec<octocrab::models::Author>>| -> Vec<String> {
+            people
+                .unwrap_or_default()
+                .into_iter()
+                .map(|p| p.login)
+                .collect()
+        };
         PullRequest {
+            created_at: pr
+                .created_at
+                .map(|t| t.format("%Y-%m-%dT%H:%M:%SZ").to_string()),
+            auto_merge: pr.auto_merge.is_some(),
+            reviewers: logins(pr.requested_reviewers),
+            team_reviewers: pr
+                .requested_teams
+                .unwrap_or_default()
+                .into_iter()
+                .map(|t| t.slug)
+                .collect(),
+            assignees: logins(pr.assignees),
             number: pr.number,
             url: pr.html_url.map(|u| u.to_string()).unwrap_or_default(),
             state,

@@ -8,8 +8,8 @@
 
 use super::http::{Policy, RawResponse, Resilience, recover_create, short_message};
 use super::{
-    Comment, Forge, ForgeError, ForgeKind, Issue, NewIssue, NewPullRequest, PullRequest,
-    PullRequestEdit, Result, State, Target,
+    ApiCommit, Comment, Forge, ForgeError, ForgeKind, Issue, NewIssue, NewPullRequest, People,
+    PullRequest, PullRequestEdit, Result, State, Target,
 };
 use crate::git::{RemoteSpec, RemoteUrl};
 use async_trait::async_trait;
@@ -21,6 +21,8 @@ use serde_json::{Value, json};
 use std::time::Duration;
 
 mod client;
+mod commit;
+mod review;
 
 #[cfg(test)]
 use client::next_page;
@@ -43,6 +45,9 @@ pub struct GithubSettings {
 
 pub struct GithubForge {
     client: Octocrab,
+    /// The same token against the GraphQL endpoint, which GitHub Enterprise Server serves at
+    /// `/api/graphql` beside the REST API's `/api/v3`.
+    graphql: Octocrab,
     owner: String,
     repo: String,
     remote: RemoteSpec,
@@ -53,6 +58,8 @@ enum Method {
     Get,
     Post,
     Patch,
+    /// A POST to the GraphQL endpoint.
+    GraphQl,
 }
 
 impl GithubForge {
@@ -67,16 +74,21 @@ impl GithubForge {
                     settings.repository
                 ))
             })?;
-        let client = Octocrab::builder()
-            .base_uri(settings.api_url.as_str())
-            .map_err(|e| ForgeError::Local(format!("GITHUB_API_URL `{}`: {e}", settings.api_url)))?
-            .personal_token(settings.token.clone())
-            .set_connect_timeout(Some(Duration::from_secs(30)))
-            .set_read_timeout(Some(Duration::from_secs(60)))
-            .build()
-            .map_err(|e| ForgeError::Local(format!("GitHub client: {e}")))?;
+        let client = |base: &str| {
+            Octocrab::builder()
+                .base_uri(base)
+                .map_err(|e| ForgeError::Local(format!("GITHUB_API_URL `{base}`: {e}")))?
+                .personal_token(settings.token.clone())
+                .set_connect_timeout(Some(Duration::from_secs(30)))
+                .set_read_timeout(Some(Duration::from_secs(60)))
+                .build()
+                .map_err(|e| ForgeError::Local(format!("GitHub client: {e}")))
+        };
+        let api = settings.api_url.trim_end_matches('/');
+        let graphql_base = api.strip_suffix("/v3").unwrap_or(api);
         Ok(Self {
-            client,
+            client: client(api)?,
+            graphql: client(graphql_base)?,
             owner: owner.to_string(),
             repo: repo.to_string(),
             remote: RemoteSpec {
@@ -243,6 +255,22 @@ impl Forge for GithubForge {
             )
             .await?;
         Ok(self.pull_request_of(parse(&r.body, "closing the PR")?))
+    }
+
+    async fn open_pull_requests(&self, label: &str) -> Result<Vec<PullRequest>> {
+        self.labelled_open_pull_requests(label).await
+    }
+
+    async fn request_auto_merge(&self, number: u64, head: git2::Oid) -> Result<()> {
+        self.enable_auto_merge(number, head).await
+    }
+
+    async fn request_review(&self, number: u64, people: &People) -> Result<Vec<String>> {
+        self.ask_people(number, people).await
+    }
+
+    async fn create_commit(&self, commit: &ApiCommit) -> Result<git2::Oid> {
+        self.commit_through_api(commit).await
     }
 
     async fn commit_authors(&self, pr: &PullRequest) -> Result<Option<Vec<String>>> {

@@ -151,6 +151,11 @@ impl GitlabForge {
             labels: mr.labels,
             draft,
             from_fork: mr.source_project_id != mr.target_project_id,
+            created_at: mr.created_at,
+            auto_merge: mr.merge_when_pipeline_succeeds,
+            reviewers: mr.reviewers.into_iter().map(|u| u.username).collect(),
+            team_reviewers: Vec::new(),
+            assignees: mr.assignees.into_iter().map(|u| u.username).collect(),
         }
     }
 

@@ -9,8 +9,8 @@
 
 use super::http::{Policy, RawResponse, Resilience, recover_create, short_message};
 use super::{
-    Comment, Forge, ForgeError, ForgeKind, Issue, NewIssue, NewPullRequest, PullRequest,
-    PullRequestEdit, Result, State, Target,
+    ApiCommit, Comment, Forge, ForgeError, ForgeKind, Issue, NewIssue, NewPullRequest, People,
+    PullRequest, PullRequestEdit, Result, State, Target,
 };
 use crate::git::{RemoteSpec, RemoteUrl};
 use async_trait::async_trait;
@@ -21,6 +21,8 @@ use serde::de::DeserializeOwned;
 use std::time::Duration;
 
 mod client;
+mod commit;
+mod review;
 
 use client::{answered_status, build_error};
 
@@ -69,6 +71,22 @@ struct Mr {
     web_url: String,
     #[serde(default)]
     draft: bool,
+    #[serde(default)]
+    created_at: Option<String>,
+    #[serde(default)]
+    merge_when_pipeline_succeeds: bool,
+    #[serde(default)]
+    reviewers: Vec<Someone>,
+    #[serde(default)]
+    assignees: Vec<Someone>,
+}
+
+/// A user as GitLab lists one.
+#[derive(Deserialize)]
+struct Someone {
+    #[serde(default)]
+    id: u64,
+    username: String,
 }
 
 #[derive(Deserialize)]
@@ -308,6 +326,22 @@ impl Forge for GitlabForge {
         Ok(Self::pull_request_of(
             self.fetch(&e, "closing the MR").await?,
         ))
+    }
+
+    async fn open_pull_requests(&self, label: &str) -> Result<Vec<PullRequest>> {
+        self.labelled_open_merge_requests(label).await
+    }
+
+    async fn request_auto_merge(&self, number: u64, head: git2::Oid) -> Result<()> {
+        self.merge_when_pipeline_succeeds(number, head).await
+    }
+
+    async fn request_review(&self, number: u64, people: &People) -> Result<Vec<String>> {
+        self.ask_people(number, people).await
+    }
+
+    async fn create_commit(&self, commit: &ApiCommit) -> Result<git2::Oid> {
+        self.commit_through_api(commit).await
     }
 
     async fn commit_authors(&self, pr: &PullRequest) -> Result<Option<Vec<String>>> {

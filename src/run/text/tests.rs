@@ -340,3 +340,42 @@ fn a_pr_body_says_its_tests_ran_on_a_frozen_install_and_shows_resolver_warnings(
     .render();
     insta::assert_snapshot!("pr_body_frozen_install", text);
 }
+
+/// Without a new description, a rebuilt PR keeps the words it had and states the new facts.
+#[test]
+fn a_refreshed_body_keeps_its_description_and_states_the_new_facts() {
+    let old_facts = Verdict {
+        updates: vec![fact("async", ("3.2.4", "3.2.5"), ("3.2.4", "3.2.5"))],
+        ..Verdict::default()
+    };
+    let old = body(
+        &old_facts,
+        "Bumps async. A table: | Package | Change | Type |",
+    );
+    let new_facts = Verdict {
+        updates: vec![fact("async", ("3.2.4", "3.2.5"), ("3.2.3", "3.2.5"))],
+        ..Verdict::default()
+    };
+    let refreshed = PrBody {
+        description: "",
+        facts: &new_facts,
+        test_command: "npm test",
+        working_dir: Some("web"),
+        branch: "quartermaster/x",
+        allow_mentions: false,
+        toolchains: &[],
+        supply: "",
+        installs: &[],
+        warnings: &[],
+        split: None,
+    }
+    .refresh(&format!("{old}\n<!-- quartermaster:build:sha256:ab:00 -->"));
+    assert!(
+        refreshed.starts_with("Bumps async. A table: | Package | Change | Type |\n\n| Package |"),
+        "{refreshed}"
+    );
+    assert!(refreshed.contains("`3.2.3` → `3.2.5`"), "{refreshed}");
+    assert!(!refreshed.contains("`3.2.4` → `3.2.5`"), "{refreshed}");
+    assert_eq!(refreshed.matches("| Package | Change | Type |").count(), 2);
+    insta::assert_snapshot!(refreshed);
+}

@@ -44,6 +44,8 @@ fn landed(number: u64) -> Outcome {
         branch: String::new(),
         operation: Operation::Created,
         reused: None,
+        auto_merge: false,
+        notes: Vec::new(),
     })
 }
 
@@ -75,7 +77,7 @@ fn a_split_batch_is_explained_by_its_splits() {
         Outcome::TestsFailed("`npm test` failed".into()),
     ));
     let (status, reason) = conclude(&results, FallbackStrategy::IndividualOnFailure);
-    assert_eq!(status, Status::Failed);
+    assert_eq!(status, Status::Partial);
     assert_eq!(
         reason,
         "the batch failed its tests, so each update was tried alone; quartermaster/deps--a: PR #7 created; quartermaster/deps--b: `npm test` failed; no PR"
@@ -83,7 +85,7 @@ fn a_split_batch_is_explained_by_its_splits() {
 }
 
 #[test]
-fn statuses_rank_failure_over_refusal_over_success_over_skip() {
+fn statuses_rank_failure_over_refusal_over_success_over_skip_and_some_landed_is_partial() {
     let a = create_mr(&["a"], FallbackStrategy::Batch);
     let unit = || batch(&a, &[]);
     let one = |o| conclude(&[(unit(), o)], FallbackStrategy::Batch);
@@ -99,7 +101,15 @@ fn statuses_rank_failure_over_refusal_over_success_over_skip() {
     ];
     assert_eq!(
         conclude(&results, FallbackStrategy::Individual).0,
-        Status::Denied
+        Status::Partial
+    );
+    let results = [
+        (unit(), Outcome::Refused(Stop::denied("human edits"))),
+        (unit(), Outcome::TestsFailed("red".into())),
+    ];
+    assert_eq!(
+        conclude(&results, FallbackStrategy::Individual).0,
+        Status::Failed
     );
 }
 
@@ -121,6 +131,7 @@ fn the_last_unit_carrying_an_update_decides_its_fate() {
             duration_ms: 0,
             output_tail: None,
         },
+        log: None,
     };
     report.test = Some(TestReport {
         command: "npm test".into(),

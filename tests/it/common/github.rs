@@ -33,6 +33,11 @@ pub struct Pull {
     pub draft: bool,
     /// Opened from a fork: its head lives in another repository.
     pub fork: bool,
+    pub auto_merge: bool,
+    pub reviewers: Vec<String>,
+    pub teams: Vec<String>,
+    pub assignees: Vec<String>,
+    pub created_at: String,
 }
 
 #[derive(Debug, Clone)]
@@ -59,15 +64,20 @@ pub struct Fault {
 
 pub struct State {
     pub token: String,
+    /// Files uploaded through the Git database get a line appended: a forge (or a proxy) that
+    /// does not store the bytes it was sent.
+    pub tamper: bool,
+    /// Commits made through the Git database endpoints, in order.
+    pub api_commits: Vec<String>,
     pub next: u64,
     pub pulls: BTreeMap<u64, Pull>,
     pub issues: BTreeMap<u64, Issue>,
     pub comments: BTreeMap<u64, Vec<(u64, String)>>,
-    next_comment: u64,
+    pub(super) next_comment: u64,
     pub faults: Vec<Fault>,
     /// The bare repository branches are pushed to.
     pub git_dir: PathBuf,
-    templates: Value,
+    pub(super) templates: Value,
 }
 
 pub struct FakeGithub {
@@ -97,6 +107,8 @@ impl FakeGithub {
         .unwrap();
         let state = Arc::new(Mutex::new(State {
             token: token.to_string(),
+            tamper: false,
+            api_commits: Vec::new(),
             next: 1,
             pulls: BTreeMap::new(),
             issues: BTreeMap::new(),
@@ -156,7 +168,7 @@ impl FakeGithub {
 
 struct Handler(Arc<Mutex<State>>);
 
-fn error(status: u16, message: &str) -> ResponseTemplate {
+pub(super) fn error(status: u16, message: &str) -> ResponseTemplate {
     ResponseTemplate::new(status).set_body_json(json!({
         "message": message,
         "documentation_url": "https://docs.github.com/rest",
@@ -183,7 +195,11 @@ impl Respond for Handler {
         let query: BTreeMap<String, String> = request.url.query_pairs().into_owned().collect();
         let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
         let base = format!("{}://{}", request.url.scheme(), request.url.authority());
-        let response = st.route(&method, &path, &query, &body, &base);
+        let response = if path.ends_with("/graphql") {
+            st.graphql(&body)
+        } else {
+            st.route(&method, &path, &query, &body, &base)
+        };
         if let Some(f) = st.take_fault(&method, &path, true) {
             return f;
         }
@@ -208,7 +224,7 @@ impl State {
         Some(t)
     }
 
-    fn label(&self, name: &str) -> Value {
+    pub(super) fn label(&self, name: &str) -> Value {
         let mut l = self.templates["label"].clone();
         l["name"] = json!(name);
         l["url"] = json!(format!(
@@ -217,7 +233,7 @@ impl State {
         l
     }
 
-    fn pull_json(&self, p: &Pull, list_item: bool) -> Value {
+    pub(super) fn pull_json(&self, p: &Pull, list_item: bool) -> Value {
         let mut v = self.templates[if list_item { "pull_list_item" } else { "pull" }].clone();
         v["number"] = json!(p.number);
         v["id"] = json!(p.number * 10);
@@ -251,10 +267,11 @@ impl State {
         if !list_item {
             v["merged"] = json!(p.merged);
         }
+        super::github_api::people_json(self, p, &mut v);
         v
     }
 
-    fn issue_json(&self, number: u64) -> Option<Value> {
+    pub(super) fn issue_json(&self, number: u64) -> Option<Value> {
         let mut v = self.templates["issue"].clone();
         let (state, title, body, labels, pull) =
             match (self.issues.get(&number), self.pulls.get(&number)) {
@@ -373,10 +390,13 @@ impl State {
             ("GET", ["pulls"]) => {
                 let head = query.get("head").cloned().unwrap_or_default();
                 let state = query.get("state").map(String::as_str).unwrap_or("open");
-                let mut list: Vec<Value> = self
-                    .pulls
-                    .values()
-                    .rev()
+                let ascending = query.get("direction").is_some_and(|d| d == "asc");
+                let mut pulls: Vec<&Pull> = self.pulls.values().collect();
+                if !ascending {
+                    pulls.reverse();
+                }
+                let mut list: Vec<Value> = pulls
+                    .into_iter()
                     .filter(|p| head.is_empty() || format!("{}:{}", head_owner(p), p.head) == head)
                     .filter(|p| state == "all" || p.state == state)
                     .map(|p| self.pull_json(p, true))
@@ -407,18 +427,14 @@ impl State {
                 }
                 let number = self.next;
                 self.next += 1;
-                let p = Pull {
+                let mut p = Pull::new(
                     number,
-                    state: "open",
-                    merged: false,
-                    title: body["title"].as_str().unwrap_or_default().into(),
-                    body: body["body"].as_str().unwrap_or_default().into(),
-                    head,
-                    base: body["base"].as_str().unwrap_or_default().into(),
-                    labels: Vec::new(),
-                    draft: body["draft"].as_bool().unwrap_or(false),
-                    fork: false,
-                };
+                    &head,
+                    body["title"].as_str().unwrap_or_default().into(),
+                    body["body"].as_str().unwrap_or_default().into(),
+                );
+                p.base = body["base"].as_str().unwrap_or_default().into();
+                p.draft = body["draft"].as_bool().unwrap_or(false);
                 let v = self.pull_json(&p, false);
                 self.pulls.insert(number, p);
                 ResponseTemplate::new(201).set_body_json(v)
@@ -550,85 +566,7 @@ impl State {
                 self.comments.entry(n).or_default().push((id, text.clone()));
                 ResponseTemplate::new(201).set_body_json(self.comment_json(n, id, &text))
             }
-            _ => error(404, "Not Found"),
+            _ => self.route_git_and_people(method, &parts, body),
         }
-    }
-
-    /// PRs in the shape the behavioural tests compare across forges.
-    pub fn pulls(&self) -> Vec<Value> {
-        self.pulls
-            .values()
-            .map(|p| {
-                json!({
-                    "number": p.number, "state": if p.merged { "merged" } else { p.state },
-                    "title": p.title, "body": p.body, "labels": p.labels,
-                    "head": p.head, "base": p.base, "draft": p.draft,
-                    "comments": self.comment_bodies(p.number),
-                })
-            })
-            .collect()
-    }
-
-    pub fn issues(&self) -> Vec<Value> {
-        self.issues
-            .values()
-            .map(|i| {
-                json!({
-                    "number": i.number, "state": i.state, "title": i.title, "body": i.body,
-                    "labels": i.labels, "comments": self.comment_bodies(i.number),
-                })
-            })
-            .collect()
-    }
-
-    fn comment_bodies(&self, number: u64) -> Vec<Value> {
-        self.comments
-            .get(&number)
-            .map(|c| c.iter().map(|(_, b)| json!({ "body": b })).collect())
-            .unwrap_or_default()
-    }
-
-    pub fn seed_pull(&mut self, head: &str, labels: &[&str]) -> u64 {
-        let number = self.next;
-        self.next += 1;
-        self.pulls.insert(
-            number,
-            Pull {
-                number,
-                state: "open",
-                merged: false,
-                title: format!("PR on {head}"),
-                body: String::new(),
-                head: head.into(),
-                base: "main".into(),
-                labels: labels.iter().map(|l| l.to_string()).collect(),
-                draft: false,
-                fork: false,
-            },
-        );
-        number
-    }
-
-    /// A PR from a fork whose branch has the same name as one of ours.
-    pub fn seed_fork_pull(&mut self, head: &str, labels: &[&str]) -> u64 {
-        let number = self.seed_pull(head, labels);
-        self.pulls.get_mut(&number).unwrap().fork = true;
-        number
-    }
-
-    pub fn seed_issue(&mut self, labels: &[&str]) -> u64 {
-        let number = self.next;
-        self.next += 1;
-        self.issues.insert(
-            number,
-            Issue {
-                number,
-                state: "open",
-                title: "A human's issue".into(),
-                body: String::new(),
-                labels: labels.iter().map(|l| l.to_string()).collect(),
-            },
-        );
-        number
     }
 }

@@ -25,6 +25,10 @@ pub struct Mr {
     pub labels: Vec<String>,
     /// Opened from a fork: its source project is another one.
     pub fork: bool,
+    pub auto_merge: bool,
+    pub reviewers: Vec<String>,
+    pub assignees: Vec<String>,
+    pub created_at: String,
 }
 
 #[derive(Debug, Clone)]
@@ -48,6 +52,10 @@ pub struct Fault {
 
 pub struct State {
     pub token: String,
+    /// Files written through the commits API get a line appended (see the GitHub fake's).
+    pub tamper: bool,
+    /// Commits made through the commits API, in order.
+    pub api_commits: Vec<String>,
     pub mrs: BTreeMap<u64, Mr>,
     pub issues: BTreeMap<u64, Issue>,
     /// Notes by ("mr" | "issue", iid).
@@ -55,7 +63,7 @@ pub struct State {
     next_note: u64,
     pub faults: Vec<Fault>,
     pub git_dir: PathBuf,
-    templates: Value,
+    pub(super) templates: Value,
 }
 
 pub struct FakeGitlab {
@@ -85,6 +93,8 @@ impl FakeGitlab {
         .unwrap();
         let state = Arc::new(Mutex::new(State {
             token: token.to_string(),
+            tamper: false,
+            api_commits: Vec::new(),
             mrs: BTreeMap::new(),
             issues: BTreeMap::new(),
             notes: BTreeMap::new(),
@@ -143,7 +153,7 @@ impl FakeGitlab {
 
 struct Handler(Arc<Mutex<State>>);
 
-fn error(status: u16, message: &str) -> ResponseTemplate {
+pub(super) fn error(status: u16, message: &str) -> ResponseTemplate {
     ResponseTemplate::new(status).set_body_json(json!({ "message": message }))
 }
 
@@ -174,13 +184,14 @@ impl Respond for Handler {
             return t;
         }
         let query: BTreeMap<String, String> = request.url.query_pairs().into_owned().collect();
-        let form: BTreeMap<String, String> =
+        let pairs: Vec<(String, String)> =
             form_urlencoded::parse(&request.body).into_owned().collect();
-        st.route(&method, &path, &query, &form)
+        let form: BTreeMap<String, String> = pairs.iter().cloned().collect();
+        st.route(&method, &path, &query, (&form, &pairs))
     }
 }
 
-fn list(text: Option<&String>) -> Vec<String> {
+pub(super) fn list(text: Option<&String>) -> Vec<String> {
     text.map(|t| {
         t.split(',')
             .filter(|l| !l.is_empty())
@@ -191,7 +202,7 @@ fn list(text: Option<&String>) -> Vec<String> {
 }
 
 impl State {
-    fn mr_json(&self, m: &Mr, list_item: bool) -> Value {
+    pub(super) fn mr_json(&self, m: &Mr, list_item: bool) -> Value {
         let mut v = self.templates[if list_item {
             "merge_request_list_item"
         } else {
@@ -215,6 +226,7 @@ impl State {
             "https://gitlab.example.com/{PROJECT_PATH}/-/merge_requests/{}",
             m.iid
         ));
+        super::gitlab_api::people_json(self, m, &mut v);
         v
     }
 
@@ -324,8 +336,11 @@ impl State {
         method: &str,
         path: &str,
         query: &BTreeMap<String, String>,
-        form: &BTreeMap<String, String>,
+        (form, pairs): (&BTreeMap<String, String>, &[(String, String)]),
     ) -> ResponseTemplate {
+        if path == "/api/v4/users" && method == "GET" {
+            return self.users(query);
+        }
         if path == "/api/v4/user" && method == "GET" {
             return ResponseTemplate::new(200)
                 .set_body_json(self.templates["current_user"].clone());
@@ -349,12 +364,19 @@ impl State {
             }
             ("GET", ["merge_requests"]) => {
                 let state = query.get("state").map(String::as_str).unwrap_or("all");
-                let list: Vec<Value> = self
-                    .mrs
-                    .values()
-                    .rev()
+                let mut mrs: Vec<&Mr> = self.mrs.values().collect();
+                if query.get("sort").is_none_or(|s| s != "asc") {
+                    mrs.reverse();
+                }
+                let list: Vec<Value> = mrs
+                    .into_iter()
                     .filter(|m| query.get("source_branch").is_none_or(|b| *b == m.source))
                     .filter(|m| state == "all" || m.state == state)
+                    .filter(|m| {
+                        list(query.get("labels"))
+                            .iter()
+                            .all(|l| m.labels.contains(l))
+                    })
                     .map(|m| self.mr_json(m, true))
                     .collect();
                 ResponseTemplate::new(200).set_body_json(list)
@@ -374,16 +396,14 @@ impl State {
                     return error(400, "400 (Bad request) \"title\" not given");
                 };
                 let iid = self.mrs.keys().max().map_or(1, |m| m + 1);
-                let m = Mr {
+                let mut m = Mr::new(
                     iid,
-                    state: "opened",
-                    title: title.clone(),
-                    description: form.get("description").cloned().unwrap_or_default(),
+                    title.clone(),
+                    form.get("description").cloned().unwrap_or_default(),
                     source,
-                    target: form.get("target_branch").cloned().unwrap_or_default(),
-                    labels: list(form.get("labels")),
-                    fork: false,
-                };
+                    form.get("target_branch").cloned().unwrap_or_default(),
+                );
+                m.labels = list(form.get("labels"));
                 let v = self.mr_json(&m, false);
                 self.mrs.insert(iid, m);
                 ResponseTemplate::new(201).set_body_json(v)
@@ -410,6 +430,7 @@ impl State {
                 if form.get("state_event").map(String::as_str) == Some("close") {
                     m.state = "closed";
                 }
+                super::gitlab_api::set_people(m, pairs);
                 let m = m.clone();
                 ResponseTemplate::new(200).set_body_json(self.mr_json(&m, false))
             }
@@ -485,7 +506,7 @@ impl State {
                     None => error(404, "404 Not found"),
                 }
             }
-            _ => error(404, "404 Not found"),
+            _ => self.route_more(method, &parts, pairs),
         }
     }
 
@@ -499,6 +520,8 @@ impl State {
                     "title": m.title, "body": m.description, "labels": m.labels,
                     "head": m.source, "base": m.target,
                     "comments": self.bodies(("mr", m.iid)),
+                    "auto_merge": m.auto_merge, "reviewers": m.reviewers,
+                    "assignees": m.assignees,
                 })
             })
             .collect()
@@ -526,19 +549,15 @@ impl State {
 
     pub fn seed_pull(&mut self, head: &str, labels: &[&str]) -> u64 {
         let iid = self.mrs.keys().max().map_or(1, |m| m + 1);
-        self.mrs.insert(
+        let mut m = Mr::new(
             iid,
-            Mr {
-                iid,
-                state: "opened",
-                title: format!("MR on {head}"),
-                description: String::new(),
-                source: head.into(),
-                target: "main".into(),
-                labels: labels.iter().map(|l| l.to_string()).collect(),
-                fork: false,
-            },
+            format!("MR on {head}"),
+            String::new(),
+            head.into(),
+            "main".into(),
         );
+        m.labels = labels.iter().map(|l| l.to_string()).collect();
+        self.mrs.insert(iid, m);
         iid
     }
 

@@ -6,10 +6,13 @@
 // Shared with benches/run.rs, which uses only part of it.
 #![allow(dead_code)]
 
+pub mod forges;
 pub mod gem_source;
 pub mod git_http;
 pub mod github;
+pub mod github_api;
 pub mod gitlab;
+pub mod gitlab_api;
 pub mod go_proxy;
 pub mod npm_registry;
 pub mod osv;
@@ -583,10 +586,13 @@ impl Fixture {
             .args(extra);
         match self.backend {
             Backend::Local => {
+                // The fixture's remote stands in for the forge's repository.
                 cmd.arg("--forge")
                     .arg("local")
                     .arg("--forge-dir")
-                    .arg(&self.forge);
+                    .arg(&self.forge)
+                    .arg("--remote")
+                    .arg("origin");
             }
             Backend::Github => {
                 let h = self.harness.as_ref().unwrap();

@@ -1,0 +1,23 @@
+//! Tests that hold on every forge.
+
+/// Runs each listed test (a function taking a [`Backend`]) once per forge.
+#[macro_export]
+macro_rules! on_every_forge {
+    ($($name:ident),* $(,)?) => {$(
+        mod $name {
+            use super::*;
+            #[test]
+            fn local() {
+                super::$name(Backend::Local)
+            }
+            #[test]
+            fn github() {
+                super::$name(Backend::Github)
+            }
+            #[test]
+            fn gitlab() {
+                super::$name(Backend::Gitlab)
+            }
+        }
+    )*};
+}
