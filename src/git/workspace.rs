@@ -56,6 +56,8 @@ pub struct Workspace {
     base: git2::Oid,
     tree: PathBuf,
     git_dir: tempfile::TempDir,
+    /// The mirror's `shallow` file, whose boundary the workspace follows (see [`Self::reset`]).
+    mirror_shallow: PathBuf,
     fingerprint: Vec<u8>,
     /// The paths of the base tree, for bringing the workspace back to it.
     entries: Option<Entries>,
@@ -86,10 +88,8 @@ impl Workspace {
             format!("{}\n", objects.display()),
         )
         .map_err(io("creating a workspace"))?;
-        if let Ok(shallow) = std::fs::read(source.repo.join("shallow")) {
-            std::fs::write(git_dir.path().join("shallow"), shallow)
-                .map_err(io("creating a workspace"))?;
-        }
+        let mirror_shallow = source.repo.join("shallow");
+        copy_shallow(&mirror_shallow, git_dir.path())?;
         let repo = git2::Repository::open(git_dir.path()).map_err(git("opening a workspace"))?;
         repo.set_head_detached(base)
             .map_err(git("checking out the base commit"))?;
@@ -101,6 +101,7 @@ impl Workspace {
             base,
             tree: tree.to_path_buf(),
             git_dir,
+            mirror_shallow,
             fingerprint,
             entries: None,
         })
@@ -142,6 +143,7 @@ impl Workspace {
     /// one walk of the tree. An error means the workspace must not be used again.
     pub fn reset(&mut self, base: git2::Oid) -> Result<()> {
         self.check_untampered()?;
+        self.follow_shallow()?;
         let commit = self
             .repo
             .find_commit(base)
@@ -212,6 +214,22 @@ impl Workspace {
         Ok(resolved)
     }
 
+    /// Takes the mirror's shallow boundary again: a fetch since the workspace was made (a PR's
+    /// branch fetched deeper, to rebuild it) moves it, and a push walks history down to it. With
+    /// a stale boundary, libgit2 looks for commits below it that neither holds, and the push fails.
+    fn follow_shallow(&mut self) -> Result<()> {
+        let ours = std::fs::read(self.git_dir.path().join("shallow")).ok();
+        if std::fs::read(&self.mirror_shallow).ok() == ours {
+            return Ok(());
+        }
+        copy_shallow(&self.mirror_shallow, self.git_dir.path())?;
+        // libgit2 reads the boundary when a repository is opened.
+        self.repo =
+            git2::Repository::open(self.git_dir.path()).map_err(git("opening a workspace"))?;
+        self.fingerprint = fingerprint(self.git_dir.path());
+        Ok(())
+    }
+
     fn check_untampered(&self) -> Result<()> {
         if fingerprint(self.git_dir.path()) == self.fingerprint {
             Ok(())
@@ -264,4 +282,15 @@ impl Workspace {
         )?;
         confirm(&self.repo, remote, branch, commit)
     }
+}
+
+/// Gives the workspace's git directory the mirror's shallow boundary (`mirror_shallow`), or none.
+fn copy_shallow(mirror_shallow: &Path, git_dir: &Path) -> Result<()> {
+    let ours = git_dir.join("shallow");
+    match std::fs::read(mirror_shallow) {
+        Ok(shallow) => std::fs::write(&ours, shallow),
+        Err(_) if ours.exists() => std::fs::remove_file(&ours),
+        Err(_) => Ok(()),
+    }
+    .map_err(io("copying the mirror's shallow boundary"))
 }

@@ -121,8 +121,16 @@ fn upkept(run: &Run, number: u64, action: &str, status: &str) -> Value {
     u
 }
 
-/// Week 1: two PRs, one patch and one minor, and the dashboard.
+/// Week 1: two PRs, one patch and one minor, and the dashboard. The repository's policy asks
+/// auto-merge for patch updates: the patch PR gets it, the minor one does not. Committing it also
+/// gives `main` more than one commit of history, as every real repository has: week 2's rebuild
+/// fetches the PR's branch deeper, and its push walks that history over HTTP.
 fn week1(f: &Fixture) -> (u64, u64) {
+    f.commit_file(
+        "main",
+        ".quartermaster.toml",
+        "[automerge]\nupdate-types = [\"patch\"]\n",
+    );
     let mut farewell = create_mr(
         "quartermaster/farewell",
         &[farewell_to("2.0.0", "2.1.0")],
@@ -133,6 +141,15 @@ fn week1(f: &Fixture) -> (u64, u64) {
     let week1 = f.run(&plan(vec![greeting, farewell, skip()]), &[]);
     assert_eq!(week1.code, 0, "{}", week1.said());
     let (patch, minor) = (pr_number(&week1, 0), pr_number(&week1, 1));
+    let asked = |i: usize| {
+        let pr = &week1.report["actions"][i]["pull_requests"][0];
+        pr["auto_merge"].as_bool().unwrap_or(false)
+    };
+    assert_eq!((asked(0), asked(1)), (true, false), "{}", week1.said());
+    if f.backend == Backend::Local {
+        assert_eq!(pull(f, patch)["auto_merge"], true);
+        assert!(pull(f, minor).get("auto_merge").is_none());
+    }
     assert_eq!(week1.report["upkeep"], json!([]));
     let body = dashboard(f, &[patch, minor], &[]);
     let listed = "`farewell` `2.0.0` → `2.1.0` (minor); tests passed: `cargo test`; opened today";
