@@ -9,7 +9,9 @@ use super::record::{self, Record};
 use super::stop::{Done, Stop};
 use super::text::PrBody;
 use super::unit::{Built, Unit, branch_updates};
+use crate::changes;
 use crate::forge::{PullRequest, State};
+use crate::git::NewCommit;
 use crate::plan::UpdateMr;
 use crate::report::{ActionReport, Status, Verdict};
 use crate::validate::Recipe;
@@ -35,24 +37,7 @@ impl<'a> Worker<'a> {
             commands: recipe.commands.iter().collect(),
         };
         let base = if a.rebase_first { default_tip } else { tip };
-        let job = Job {
-            unit: &unit,
-            working_dir: a.working_dir.as_deref(),
-            test: &recipe.test,
-            base,
-            build: BuildInputs {
-                unit: &unit,
-                test: &recipe.test,
-                working_dir: a.working_dir.as_deref(),
-                mission: self.plan.mission(),
-                description: a.description.as_deref(),
-                labels: a.labels.as_deref().unwrap_or(&[]),
-                toolchain_policy: self.settings.toolchain_policy,
-                policy: &self.settings.screener.policy,
-                install: self.install_sources(&unit),
-            }
-            .digest(),
-        };
+        let job = self.update_job(a, recipe, &unit, base);
         let reused = if self.force_build {
             None
         } else {
@@ -127,6 +112,60 @@ impl<'a> Worker<'a> {
         Ok((git.default_tip, tip))
     }
 
+    /// The commit and facts of a rebuild that is ready, or why the PR is left as it was.
+    fn rebuilt(
+        &self,
+        a: &UpdateMr,
+        pr: &PullRequest,
+        built: Built,
+    ) -> Result<(NewCommit, Box<changes::Verdict>), Stop> {
+        match built {
+            Built::Ready(commit, facts) => Ok((commit, facts)),
+            Built::Unverified(stop) | Built::Gated(stop) => Err(stop),
+            Built::NoChanges => Err(Stop::skipped(format!(
+                "the commands change nothing on top of {}: the updates are already there",
+                if a.rebase_first {
+                    self.plan.plan().repo_context.default_branch.as_str()
+                } else {
+                    a.branch.as_str()
+                }
+            ))),
+            Built::CommandFailed(why) => Err(Stop::failed(why)),
+            Built::InstallFailed(why) | Built::TestsFailed(why) => Err(Stop::failed(format!(
+                "{why}; PR #{} was left as it was",
+                pr.number
+            ))),
+        }
+    }
+
+    /// The job that rebuilds `unit` on `base`, with the digest of what builds it.
+    fn update_job<'j>(
+        &self,
+        a: &'j UpdateMr,
+        recipe: &'j Recipe,
+        unit: &'j Unit<'j>,
+        base: git2::Oid,
+    ) -> Job<'j> {
+        Job {
+            unit,
+            working_dir: a.working_dir.as_deref(),
+            test: &recipe.test,
+            base,
+            build: BuildInputs {
+                unit,
+                test: &recipe.test,
+                working_dir: a.working_dir.as_deref(),
+                mission: self.plan.mission(),
+                description: a.description.as_deref(),
+                labels: a.labels.as_deref().unwrap_or(&[]),
+                toolchain_policy: self.settings.toolchain_policy,
+                policy: &self.settings.screener.policy,
+                install: self.install_sources(unit),
+            }
+            .digest(),
+        }
+    }
+
     /// What a rebuilt branch comes to: force-pushed and its PR updated, or why not.
     async fn land_update(
         &mut self,
@@ -137,33 +176,7 @@ impl<'a> Worker<'a> {
         stamp: &record::Stamp,
         report: &mut ActionReport,
     ) -> Done {
-        let (commit, facts) = match built {
-            Built::Ready(commit, facts) => (commit, facts),
-            Built::Unverified(stop) | Built::Gated(stop) => return Err(stop),
-            Built::NoChanges => {
-                return Err(Stop::skipped(format!(
-                    "the commands change nothing on top of {}: the updates are already there",
-                    if a.rebase_first {
-                        self.plan.plan().repo_context.default_branch.as_str()
-                    } else {
-                        a.branch.as_str()
-                    }
-                )));
-            }
-            Built::CommandFailed(why) => return Err(Stop::failed(why)),
-            Built::InstallFailed(why) => {
-                return Err(Stop::failed(format!(
-                    "{why}; PR #{} was left as it was",
-                    pr.number
-                )));
-            }
-            Built::TestsFailed(why) => {
-                return Err(Stop::failed(format!(
-                    "{why}; PR #{} was left as it was",
-                    pr.number
-                )));
-            }
-        };
+        let (commit, facts) = self.rebuilt(a, &pr, built)?;
         if self.settings.dry_run {
             return Err(Stop::skipped(format!(
                 "dry run: tests passed; would force-push {} and update PR #{}",
