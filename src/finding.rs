@@ -214,6 +214,9 @@ codes! {
     ChangeIntegrity => "change.integrity",
     /// The lock files or manifests could not be read to verify the change (run time).
     ChangeUnreadable => "change.unreadable",
+    /// A lock file or manifest beyond its size cap or a parser budget (nesting, values, YAML
+    /// aliases): refused unparsed (run time).
+    ChangeOverLimit => "change.over_limit",
     /// A toolchain the repository declares differs from the one the commands get (run time).
     ToolchainMismatch => "toolchain.mismatch",
 }

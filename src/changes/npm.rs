@@ -2,7 +2,7 @@
 //! The `package.json` reader is shared with yarn, pnpm and bun.
 
 use super::read::Place;
-use super::{ChangesError, EcosystemSnapshot, LockedPackage, Manifest, Source, manifest};
+use super::{ChangesError, EcosystemSnapshot, LockedPackage, Manifest, Source, budget, manifest};
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -20,6 +20,7 @@ const TABLES: [&str; 4] = [
 const LOCKS: [&str; 2] = ["npm-shrinkwrap.json", "package-lock.json"];
 
 pub(crate) fn parse_json(file: &str, text: &str) -> Result<Value, ChangesError> {
+    budget::check_json(file, text)?;
     serde_json::from_str(text).map_err(|e| ChangesError::parse(file, Some(e.line()), e))
 }
 
@@ -57,6 +58,7 @@ pub(crate) fn snapshot(place: &Place) -> Result<EcosystemSnapshot, ChangesError>
     let path = dir.join(name);
     let file = place.rel(&path);
     let text = place.read(&path)?;
+    budget::check_json(&file, &text)?;
     let lock: Lock =
         serde_json::from_str(&text).map_err(|e| ChangesError::parse(&file, Some(e.line()), e))?;
     let manifests = manifests(place, "npm", &dir)?;

@@ -379,6 +379,10 @@ explanations! {
         "At run time: a lock file or manifest could not be read to verify the change (or is missing where the ecosystem needs one; `bun.lockb` cannot be verified); the action fails.",
         "Make sure working_dir holds the ecosystem's manifest and a text lock file (`bun.lock`, not only `bun.lockb`), and that the commands leave them well-formed.",
     ),
+    ChangeOverLimit => (
+        "At run time: a lock file or manifest is larger than its format's cap, nests deeper than 64 levels, holds more than 8 million values, or (pnpm-lock.yaml) uses a YAML alias; it is refused unparsed, so a hostile lock file cannot exhaust memory, and the action fails.",
+        "Look at the file the message names: real lock files stay far below the caps and pnpm never writes aliases, so a command or a registry wrote something that is not a lock file.",
+    ),
     ToolchainMismatch => (
         "At run time, with `--toolchain-policy fail`: a toolchain the repository declares (go.mod, `.nvmrc`, package.json `engines` or `packageManager`, rust-toolchain.toml, `.python-version`, `requires-python`, `.ruby-version`, `BUNDLED WITH`, `.tool-versions`) differs from the one its commands would run with, and a lock file written by another toolchain is wrong even when its tests pass; the unit fails before any command runs.",
         "Nothing to change in the plan: install the declared version where Quartermaster runs, pass `--toolchain-install` to let Go, rustup and corepack fetch it, or update the declaration in the repository; `--toolchain-policy warn` records the mismatch and goes on.",
