@@ -6,6 +6,7 @@
 //! and returns the facts a PR, a commit message and the report must state instead of the plan's
 //! claims.
 
+pub(crate) mod budget;
 mod bun;
 mod cargo;
 mod diff;
@@ -17,6 +18,7 @@ mod pnpm;
 mod pylock;
 mod python;
 pub(crate) mod read;
+mod registry;
 mod ruby;
 mod rules;
 mod source;
@@ -33,9 +35,12 @@ pub use diff::{
 pub use error::ChangesError;
 pub(crate) use go::parse_mod as parse_go_mod;
 pub use manifest::Manifest;
+pub use registry::{Configuration, configured as configured_registries};
 pub(crate) use ruby::gemfile_lock as parse_gemfile_lock;
-pub use rules::{ChangeFact, Code, Declared, Finding, UpdateFact, UpdateType, Verdict, check};
-pub use source::Source;
+pub use rules::{
+    ChangeFact, Code, Declared, Finding, Trust, UpdateFact, UpdateType, Verdict, check,
+};
+pub use source::{Origin, Source};
 
 use std::collections::BTreeMap;
 use std::path::Path;
