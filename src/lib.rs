@@ -30,6 +30,7 @@ pub mod run;
 pub mod sandbox;
 pub mod scale;
 pub mod schedule;
+pub mod sink;
 pub mod toolchain;
 mod tree;
 pub mod validate;

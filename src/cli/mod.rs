@@ -132,6 +132,6 @@ pub fn main() -> ExitCode {
 
 /// Says why nothing ran, and exits 2.
 fn fail(error: &crate::config::ConfigError) -> ExitCode {
-    eprintln!("{}", error.render());
+    eprintln!("{}", crate::sink::terminal(&error.render()));
     ExitCode::from(EXIT_INVALID)
 }

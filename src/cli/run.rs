@@ -8,8 +8,8 @@ use crate::ci::progress::Progress;
 use crate::config::{CiEnv, ConfigError, Inputs, RunConfig, env_vars};
 use crate::report::RunReport;
 use crate::sandbox;
+use crate::sink::terminal;
 use secrecy::ExposeSecret;
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -50,14 +50,14 @@ pub fn command(flags: Inputs) -> ExitCode {
     if let Some(token) = &config.token
         && let Some(warning) = sandbox::parent_env(token.expose_secret()).warning()
     {
-        eprintln!("warning: {warning}");
+        eprintln!("{}", terminal(&format!("warning: {warning}")));
         progress.command(&github::warning(&warning));
     }
     let report = crate::app::run(&config, &mission, &bytes, &progress);
     // The named plan is answered like any other output: a write that fails is an error.
     let mut written = true;
     for e in claimed.map_or_else(Vec::new, |c| c.finish(&report, &progress)) {
-        eprintln!("error: {}", e.with_hint());
+        eprintln!("{}", terminal(&format!("error: {}", e.with_hint())));
         written = false;
     }
     written &= write_outputs(&config, &report, &progress);
@@ -80,19 +80,18 @@ fn write_outputs(config: &RunConfig, report: &RunReport, progress: &Progress) ->
         if let Some(path) = path
             && let Err(e) = std::fs::write(path, text)
         {
-            eprintln!("error: cannot write {}: {e}", path.display());
+            eprintln!(
+                "{}",
+                terminal(&format!("error: cannot write {}: {e}", path.display()))
+            );
             written = false;
         }
     }
     if let Err(e) = github::publish(&config.ci, report, config.report.as_deref(), &markdown) {
-        eprintln!("error: {e}");
+        eprintln!("{}", terminal(&format!("error: {e}")));
         written = false;
     }
-    if progress.is_github() {
-        progress.quoted(&markdown);
-    } else {
-        let _ = std::io::stdout().write_all(markdown.as_bytes());
-    }
+    progress.summary(&markdown);
     written
 }
 

@@ -48,7 +48,7 @@ impl Worker<'_> {
         }
         // The marker goes after the cut: a long comment must still be recognised next time.
         let body = cap_before(
-            markdown::neutralise(text, self.settings.allow_mentions),
+            crate::sink::body(text, self.settings.allow_mentions),
             &format!("\n\n{marker}"),
         );
         let posted = self.forge.create_comment(target, &body).await?;

@@ -8,7 +8,6 @@ use super::stop::{Done, Stop};
 use super::text::PrBody;
 use super::unit::{self, Built, Outcome, Unit};
 use crate::forge::{PullRequest, State};
-use crate::markdown;
 use crate::plan::{CreateMr, FallbackStrategy};
 use crate::report::ActionReport;
 use crate::validate::Recipe;
@@ -131,7 +130,7 @@ impl<'a> Worker<'a> {
                 unit.branch
             ));
         }
-        let title = markdown::one_line(&unit.title_from(&facts), self.settings.allow_mentions);
+        let title = crate::sink::line(&unit.title_from(&facts), self.settings.allow_mentions);
         let toolchains = report.toolchains_of(&unit.branch);
         let body = PrBody {
             description: &a.description,
