@@ -49,6 +49,8 @@ pub struct Workspace {
     fingerprint: Vec<u8>,
     /// The paths of the base tree, for bringing the workspace back to it.
     entries: Option<Entries>,
+    /// The mode and owner the workspace's root had when it was checked out.
+    root: reset::Root,
 }
 
 impl Workspace {
@@ -86,6 +88,7 @@ impl Workspace {
         Ok(Self {
             repo,
             base,
+            root: reset::Root::of(tree)?,
             tree: tree.to_path_buf(),
             git_dir,
             fingerprint,
@@ -129,6 +132,7 @@ impl Workspace {
     /// one walk of the tree. An error means the workspace must not be used again.
     pub fn reset(&mut self, base: git2::Oid) -> Result<()> {
         self.check_untampered()?;
+        self.root.restore(&self.tree)?;
         let commit = self
             .repo
             .find_commit(base)
