@@ -14,6 +14,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 pub fn command(flags: Inputs) -> ExitCode {
+    // Before the job token leaves the environment with every variable that holds it.
+    let credentials = credential_holders();
     let (tokens, holders) = match take_tokens() {
         Ok(taken) => taken,
         Err(e) => return fail(&e),
@@ -22,6 +24,7 @@ pub fn command(flags: Inputs) -> ExitCode {
     let vars = || std::env::vars().chain(tokens.iter().cloned());
     let config = match Inputs::from_vars(vars()).and_then(|mut env| {
         env.token_holders = holders;
+        env.credential_holders = credentials;
         let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
         RunConfig::resolve(flags.combine(env), CiEnv::from_vars(vars()), cwd)
     }) {
@@ -128,6 +131,26 @@ fn take_tokens() -> Result<Taken, ConfigError> {
         sandbox::wipe_value(form).map_err(setup)?;
     }
     Ok((taken, holders))
+}
+
+/// The variables that hold one of the run's CI credentials (raw or base64-encoded), and which:
+/// `(variable, credential)`.
+fn credential_holders() -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    for credential in env_vars::CI_CREDENTIALS {
+        // A short value would match unrelated variables; real credentials are long.
+        let Some(secret) = std::env::var(credential).ok().filter(|v| v.len() >= 8) else {
+            continue;
+        };
+        let forms = crate::config::secret_forms(&secret);
+        for (name, held) in std::env::vars_os() {
+            let held = held.to_string_lossy();
+            if name != *credential && forms.iter().any(|f| held.contains(f.as_str())) {
+                found.push((name.to_string_lossy().into_owned(), credential.to_string()));
+            }
+        }
+    }
+    found
 }
 
 fn init_logging() {
