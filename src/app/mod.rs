@@ -188,6 +188,12 @@ fn execute(
     let isolation = IsolationReport {
         level: sandbox.level(),
         fallbacks: sandbox.fallbacks().to_vec(),
+        uid_base: sandbox.uid_base(),
+        limits: Some(crate::report::LimitsReport {
+            by: sandbox.limits_by().0.to_string(),
+            note: sandbox.limits_by().1.map(str::to_string),
+            limits: *sandbox.limits(),
+        }),
     };
     drop(sandbox);
     drop(crate::harden::lock(&guard_slot).take());

@@ -299,7 +299,13 @@ fn weakest(reports: &[(String, RunReport)]) -> Option<IsolationReport> {
             fallbacks.push(reason.clone());
         }
     }
-    Some(IsolationReport { level, fallbacks })
+    // Shards ran on machines of their own: no one uid base or set of limits stands for all.
+    Some(IsolationReport {
+        level,
+        fallbacks,
+        uid_base: None,
+        limits: None,
+    })
 }
 
 #[cfg(test)]
