@@ -11,6 +11,8 @@ const MESSAGE_LIMIT: usize = 300;
 pub enum ChangesError {
     #[error("unknown ecosystem `{0}`")]
     UnknownEcosystem(String),
+    #[error("{0} is not a lock file or manifest Quartermaster reads")]
+    UnknownFile(String),
     #[error("the working directory {0} is not inside the repository")]
     OutsideRoot(String),
     #[error("cannot read {file}: {source}")]

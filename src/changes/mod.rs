@@ -22,6 +22,7 @@ mod registry;
 mod ruby;
 mod rules;
 mod source;
+mod text;
 mod version;
 mod yarn;
 
@@ -41,6 +42,7 @@ pub use rules::{
     ChangeFact, Code, Declared, Finding, Trust, UpdateFact, UpdateType, Verdict, check,
 };
 pub use source::{Origin, Source};
+pub use text::{READABLE, parse_text};
 
 use std::collections::BTreeMap;
 use std::path::Path;
