@@ -20,6 +20,7 @@ mod fleet;
 mod github;
 mod gitlab;
 mod golden;
+mod hardening;
 mod jobs;
 mod lock_maintenance;
 mod mcp_python_client;

@@ -40,9 +40,18 @@ impl NpmRegistry {
 
     /// Serves the package `name` with no version yet.
     pub fn start(name: &str) -> Self {
+        Self::serve(name, Arc::default())
+    }
+
+    /// Another server with the same releases (the same tarballs, byte for byte) on a port of its
+    /// own: a second host for tests of where lock files resolve from.
+    pub fn mirror(&self) -> Self {
+        Self::serve(&self.name, self.releases.clone())
+    }
+
+    fn serve(name: &str, releases: Arc<Mutex<BTreeMap<String, Release>>>) -> Self {
         let server = Arc::new(tiny_http::Server::http("127.0.0.1:0").unwrap());
         let url = format!("http://{}/", server.server_addr().to_ip().unwrap());
-        let releases = Arc::new(Mutex::new(BTreeMap::new()));
         let requests = Arc::new(Mutex::new(Vec::new()));
         let (srv, served, seen) = (server.clone(), releases.clone(), requests.clone());
         let package = name.to_string();
@@ -65,6 +74,13 @@ impl NpmRegistry {
     /// Publishes `version`: a tarball with `package/package.json` and an `index.js` that exports
     /// the version.
     pub fn publish(&self, version: &str) {
+        let url = format!("{}{}/-/{}-{version}.tgz", self.url, self.name, self.name);
+        self.publish_with_tarball(version, &url);
+    }
+
+    /// Publishes `version` with the packument naming `tarball` as its URL, as a registry may
+    /// (npm fetches it from there, or from this registry for a `registry.npmjs.org` URL).
+    pub fn publish_with_tarball(&self, version: &str, tarball: &str) {
         let work = tempfile::tempdir().unwrap();
         let package = work.path().join("package");
         std::fs::create_dir_all(&package).unwrap();
@@ -76,18 +92,20 @@ impl NpmRegistry {
         )
         .unwrap();
         sh(work.path(), "tar -czf package.tgz package");
-        let tarball = std::fs::read(work.path().join("package.tgz")).unwrap();
+        let bytes = std::fs::read(work.path().join("package.tgz")).unwrap();
         let integrity = format!(
             "sha512-{}",
-            base64::engine::general_purpose::STANDARD.encode(Sha512::digest(&tarball).as_slice())
+            base64::engine::general_purpose::STANDARD.encode(Sha512::digest(&bytes).as_slice())
         );
-        let file = format!("{}-{version}.tgz", self.name);
-        let dist = json!({
-            "tarball": format!("{}{}/-/{file}", self.url, self.name),
-            "integrity": integrity,
-        });
+        let dist = json!({"tarball": tarball, "integrity": integrity});
         let mut releases = self.releases.lock().unwrap();
-        releases.insert(version.to_string(), Release { tarball, dist });
+        releases.insert(
+            version.to_string(),
+            Release {
+                tarball: bytes,
+                dist,
+            },
+        );
     }
 }
 
@@ -110,9 +128,12 @@ fn answer(
         let json = tiny_http::Header::from_bytes("Content-Type", "application/json").unwrap();
         return tiny_http::Response::from_data(body).with_header(json);
     }
-    let prefix = format!("/{name}/-/{name}-");
+    // By file name, whatever the path before it: a packument may name any URL.
+    let prefix = format!("{name}-");
     let version = path
-        .strip_prefix(prefix.as_str())
+        .rsplit('/')
+        .next()
+        .and_then(|file| file.strip_prefix(prefix.as_str()))
         .and_then(|rest| rest.strip_suffix(".tgz"));
     match version.and_then(|v| releases.get(v)) {
         Some(release) => tiny_http::Response::from_data(release.tarball.clone()),
