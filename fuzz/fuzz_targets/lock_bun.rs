@@ -1,0 +1,20 @@
+//! bun's JSONC `bun.lock`.
+//!
+//! On any input: never a panic, a stack overflow, a hang or unbounded memory; what is read
+//! holds no more entries than the input has bytes.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    if let Ok(entries) = quartermaster::changes::parse_text("bun.lock", text) {
+        assert!(
+            entries <= text.len(),
+            "{entries} entries from {} bytes",
+            text.len()
+        );
+    }
+});

@@ -1,0 +1,20 @@
+//! pip's requirements files.
+//!
+//! On any input: never a panic, a stack overflow, a hang or unbounded memory; what is read
+//! holds no more entries than the input has bytes.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    if let Ok(entries) = quartermaster::changes::parse_text("requirements.txt", text) {
+        assert!(
+            entries <= text.len(),
+            "{entries} entries from {} bytes",
+            text.len()
+        );
+    }
+});
