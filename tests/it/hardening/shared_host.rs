@@ -56,6 +56,14 @@ fn concurrent_runs_take_uid_ranges_of_their_own() {
             go.display()
         );
     first.commit_file("main", "Makefile", &makefile);
+    // Lets the first run finish however this test ends.
+    struct Release(std::path::PathBuf);
+    impl Drop for Release {
+        fn drop(&mut self) {
+            let _ = std::fs::write(&self.0, "");
+        }
+    }
+    let release = Release(go.clone());
     let mut holding = create_mr("quartermaster/hold", &[greeting()], "batch");
     holding["test_command"] = json!("make hold");
     let held = {
@@ -112,7 +120,7 @@ fn concurrent_runs_take_uid_ranges_of_their_own() {
         .filter(|l| l.starts_with("error:"))
         .collect();
     insta::assert_snapshot!(error.join("\n").replace(&held_uid.to_string(), "<uid>"));
-    std::fs::write(&go, "").unwrap();
+    drop(release);
     let (run, first) = held.join().unwrap();
     assert_eq!(run.status(0), "done", "{}", run.said());
     assert_eq!(run.report["isolation"]["uid_base"], held_uid);

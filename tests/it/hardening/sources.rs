@@ -40,7 +40,8 @@ fn update(f: &Fixture, registry: &NpmRegistry, flags: &[&str]) -> Run {
 }
 
 /// An npm app with async 3.2.5 locked from `registry`; with `workspace`, an npm-workspaces
-/// project whose lock also has a local member (`packages/lib`).
+/// project whose lock also has a local member (`packages/lib`, named `@app/lib`: npm records
+/// a member's name, and so its path, when it is not its directory's).
 fn app(f: &Fixture, registry: &NpmRegistry, workspace: bool) {
     registry.publish("3.2.5");
     f.add_npm_app(registry, &[("async", "^3.2.5")]);
@@ -60,7 +61,7 @@ fn app(f: &Fixture, registry: &NpmRegistry, workspace: bool) {
         std::fs::create_dir_all(work.join("packages/lib")).unwrap();
         std::fs::write(
             work.join("packages/lib/package.json"),
-            r#"{"name": "lib", "version": "1.0.0"}"#,
+            r#"{"name": "@app/lib", "version": "1.0.0"}"#,
         )
         .unwrap();
         f.node_tool(&work, registry, &["npm", "install", "--package-lock-only"]);
