@@ -55,7 +55,7 @@ pub fn run(config: &RunConfig, mission: &Mission, bytes: &[u8], progress: &Progr
                 report.isolation = Some(ran.isolation);
             }
             Err(e) => {
-                eprintln!("{}", e.render());
+                eprintln!("{}", crate::sink::terminal(&e.render()));
                 report.error = Some(e.message);
                 report.hint = e.hint;
             }

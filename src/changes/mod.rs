@@ -23,6 +23,7 @@ mod ruby;
 mod rules;
 mod source;
 mod text;
+mod trust;
 mod version;
 mod yarn;
 

@@ -203,6 +203,31 @@ mod tests {
     }
 
     #[test]
+    fn the_uid_refusals_name_the_flag_or_say_what_to_do() {
+        let refusals = [
+            SandboxError::NoFreeUids {
+                base: 60_900,
+                ranges: RANGES_TRIED,
+            },
+            SandboxError::ClaimsDir {
+                path: PathBuf::from(CLAIMS_DIR),
+            },
+            SandboxError::UidBusy {
+                uid: 60_900,
+                slot: 0,
+                pids: "12, 13".into(),
+            },
+            SandboxError::UidOwns {
+                uid: 60_900,
+                slot: 0,
+                path: PathBuf::from("/home/runner"),
+            },
+        ];
+        let messages: Vec<String> = refusals.iter().map(ToString::to_string).collect();
+        insta::assert_snapshot!(messages.join("\n"));
+    }
+
+    #[test]
     fn a_claims_directory_others_can_write_is_refused() {
         let root = tempfile::tempdir().unwrap();
         let dir = root.path().join("q/uids");
