@@ -6,36 +6,10 @@ use crate::common::*;
 use serde_json::json;
 use std::time::{Duration, Instant};
 
-/// Runs `plan` in `f` with the sandbox's uid base chosen by Quartermaster (not the fixture's).
+/// Runs `plan` in `f` with the sandbox's uid base chosen by Quartermaster, not the fixture's (an
+/// empty variable is unset).
 fn run_free_base(f: &Fixture, plan: &serde_json::Value, extra: &[&str]) -> Run {
-    let path = f.write_plan(plan);
-    let report = f.root.path().join("report.json");
-    let _ = std::fs::remove_file(&report);
-    let out = f
-        .qm_process()
-        .env_remove("QM_SANDBOX_UID_BASE")
-        .arg("run")
-        .arg("--plan")
-        .arg(&path)
-        .arg("--checkout")
-        .arg(&f.checkout)
-        .arg("--report")
-        .arg(&report)
-        .args(["--forge", "local", "--forge-dir"])
-        .arg(&f.forge)
-        .args(extra)
-        .output()
-        .unwrap();
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        report: std::fs::read(&report)
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok())
-            .unwrap_or_default(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        summary: String::new(),
-    }
+    f.run_with(plan, extra, &[("QM_SANDBOX_UID_BASE", "")])
 }
 
 /// Two jobs of one self-hosted runner: while the first run's unit holds its uids, a second run
