@@ -114,12 +114,25 @@ impl Cgroups {
         let dir = self.tree.join(name);
         std::fs::create_dir(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
         let max = |limit: Option<u64>| limit.map_or("max".to_string(), |n| n.to_string());
-        write(&dir.join("pids.max"), &max(limits.processes))?;
-        write(&dir.join("memory.max"), &max(limits.memory))?;
-        // Swap would let the unit take the runner's memory all the same, only slower.
-        write(&dir.join("memory.swap.max"), "0")?;
-        if let (true, Some(weight)) = (self.cpu, limits.cpu_weight) {
-            write(&dir.join("cpu.weight"), &weight.to_string())?;
+        let written = write(&dir.join("pids.max"), &max(limits.processes))
+            .and_then(|()| write(&dir.join("memory.max"), &max(limits.memory)))
+            .and_then(|()| {
+                // Swap would let the unit take the runner's memory all the same, only slower
+                // (the file is there when the kernel accounts swap).
+                let swap = dir.join("memory.swap.max");
+                if swap.exists() {
+                    write(&swap, "0")
+                } else {
+                    Ok(())
+                }
+            })
+            .and_then(|()| match (self.cpu, limits.cpu_weight) {
+                (true, Some(weight)) => write(&dir.join("cpu.weight"), &weight.to_string()),
+                _ => Ok(()),
+            });
+        if let Err(why) = written {
+            let _ = std::fs::remove_dir(&dir);
+            return Err(why);
         }
         Ok(dir)
     }

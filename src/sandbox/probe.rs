@@ -323,19 +323,22 @@ impl Sandbox {
             self.next.fetch_add(1, Ordering::SeqCst)
         );
         let layout = Layout::create(self.root.path(), &name, identity)?;
-        let cgroup = match &self.cgroups {
-            Some(tree) => Some(
-                tree.unit(&name, &self.config.limits)
-                    .map_err(SandboxError::Setup)?,
-            ),
-            None => None,
-        };
-        let seeds = layout.seed(&self.config.seeds, identity);
-        let seeds = match seeds {
+        let seeds = match layout.seed(&self.config.seeds, identity) {
             Ok(seeds) => seeds,
             Err(e) => {
                 let _ = layout::remove_tree(&layout.dir);
                 return Err(e);
+            }
+        };
+        let cgroup = self
+            .cgroups
+            .as_ref()
+            .map(|tree| tree.unit(&name, &self.config.limits));
+        let cgroup = match cgroup.transpose() {
+            Ok(cgroup) => cgroup,
+            Err(why) => {
+                let _ = layout::remove_tree(&layout.dir);
+                return Err(SandboxError::Setup(why));
             }
         };
         let canonical =
