@@ -84,13 +84,18 @@ impl Source {
 
     /// Classifies a URL-like string as found in npm, yarn and bun lock files: anything with a
     /// URL scheme is a URL (WHATWG parsing accepts `http:/host` and `http:host` as
-    /// `http://host`, and so do the tools), `file:` and what has no scheme are paths.
+    /// `http://host`, and so do the tools); `file:`, `link:`, `portal:` and what has no scheme
+    /// are paths.
     pub(crate) fn from_url(url: &str) -> Source {
         let lower = url.to_ascii_lowercase();
+        let local = ["file:", "link:", "portal:"]
+            .iter()
+            .find(|p| lower.starts_with(**p))
+            .map(|p| &url[p.len()..]);
         if lower.starts_with("git+") || lower.starts_with("git://") || lower.starts_with("github:")
         {
             Source::Git(url.to_string())
-        } else if let Some(path) = lower.strip_prefix("file:").map(|_| &url[5..]) {
+        } else if let Some(path) = local {
             Source::Path(path.to_string())
         } else if url.is_empty() {
             Source::Unrecorded

@@ -174,6 +174,31 @@ fn crates_io_is_told_by_its_source_id() {
 }
 
 #[test]
+fn what_has_a_scheme_is_a_url_and_local_protocols_are_paths() {
+    for (given, expected) in [
+        (
+            "http:/evil.example/a.tgz",
+            Source::Registry("http:/evil.example/a.tgz".into()),
+        ),
+        (
+            "HTTPS:evil.example/a.tgz",
+            Source::Registry("HTTPS:evil.example/a.tgz".into()),
+        ),
+        ("file:../lib", Source::Path("../lib".into())),
+        ("link:../lib", Source::Path("../lib".into())),
+        ("portal:../lib", Source::Path("../lib".into())),
+        ("packages/lib", Source::Path("packages/lib".into())),
+        ("C:/lib", Source::Path("C:/lib".into())),
+    ] {
+        assert_eq!(Source::from_url(given), expected, "{given}");
+    }
+    assert_eq!(
+        Source::from_url("HTTPS:evil.example/a.tgz").origin().host(),
+        Some("evil.example")
+    );
+}
+
+#[test]
 fn git_hosts_are_read_from_every_form() {
     for (url, host) in [
         ("git+ssh://git@github.com/org/repo.git#abc", "github.com"),
