@@ -79,6 +79,18 @@ pub(crate) fn parse_lock(
     package: Option<&str>,
     manifest: &Manifest,
 ) -> Result<ParsedLock, ChangesError> {
+    // `cargo-lock` cuts a checksum at byte offsets and panics inside a character; cargo writes
+    // checksums in hex.
+    if let Some(line) = text
+        .lines()
+        .position(|l| l.contains("checksum") && !l.is_ascii())
+    {
+        return Err(ChangesError::parse(
+            file,
+            Some(line + 1),
+            "a checksum that is not hexadecimal",
+        ));
+    }
     let lock = guarded(file, || {
         text.parse::<cargo_lock::Lockfile>().map_err(|e| {
             let message = e.to_string();

@@ -174,3 +174,20 @@ fn too_many_values_are_refused() {
     assert_eq!(e.code(), Code::ChangeOverLimit);
     insta::assert_snapshot!(e.to_string());
 }
+
+/// What the fuzz target found: `cargo-lock` panics on a checksum with a character of two bytes;
+/// the lock is refused before it is handed over.
+#[test]
+fn a_checksum_that_is_not_hex_is_a_parse_error() {
+    let dir = copy("cargo/hexyl");
+    let lock = std::fs::read_to_string(dir.path().join("Cargo.lock")).unwrap();
+    let at = lock.find("checksum = \"").unwrap() + "checksum = \"".len() + 27;
+    let hostile = format!("{}\u{2de}{}", &lock[..at], &lock[at + 2..]);
+    std::fs::write(dir.path().join("Cargo.lock"), hostile).unwrap();
+    let e = refusal(read(dir.path(), ".", "cargo"));
+    assert!(
+        e.to_string()
+            .ends_with(": a checksum that is not hexadecimal"),
+        "{e}"
+    );
+}
