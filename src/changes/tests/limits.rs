@@ -191,3 +191,26 @@ fn a_checksum_that_is_not_hex_is_a_parse_error() {
         "{e}"
     );
 }
+
+/// What the `lock_pip` fuzz target found: `pep508_rs` panics on this name; it is a parse error,
+/// in a requirements file and in pyproject.toml.
+#[test]
+fn a_requirement_the_parser_panics_on_is_a_parse_error() {
+    let dir = copy("pip/sigstore");
+    std::fs::write(
+        dir.path().join("requirements.txt"),
+        "email-)alidator==2.3.0\n",
+    )
+    .unwrap();
+    assert_eq!(
+        refusal(read(dir.path(), ".", "pip")).to_string(),
+        "cannot parse requirements.txt at line 1: not a requirement the parser can read"
+    );
+    let pyproject = "[project]\nname = \"x\"\ndependencies = [\"email-)alidator\"]\n";
+    assert!(
+        crate::changes::parse_text("pyproject.toml", pyproject)
+            .unwrap_err()
+            .to_string()
+            .contains("not a requirement the parser can read")
+    );
+}
