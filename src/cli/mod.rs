@@ -113,6 +113,11 @@ pub enum Format {
 
 /// Runs the command line; the binary's whole `main`.
 pub fn main() -> ExitCode {
+    // A panic message can quote hostile input (a parser's, which the readers contain): it reaches
+    // the job log through the text sink like everything else.
+    std::panic::set_hook(Box::new(|info| {
+        eprintln!("{}", crate::sink::terminal(&format!("quartermaster: {info}")));
+    }));
     let cli = Cli::parse();
     match cli.command {
         Command::Run(inputs) => run::command(*inputs),
