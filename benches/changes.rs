@@ -4,7 +4,7 @@
 //! and, on Linux, as the thread's on-CPU time (`/proc/thread-self/schedstat`), which a loaded
 //! shared machine does not inflate.
 
-use quartermaster::changes::{Declared, UpdateType, check, diff, snapshot};
+use quartermaster::changes::{Declared, Trust, UpdateType, check, diff, snapshot};
 use std::fmt::Write as _;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -77,7 +77,7 @@ fn main() {
     let unit = || {
         let before = snapshot(&before_dir, &before_dir, &["npm"]).expect("before");
         let after = snapshot(&after_dir, &after_dir, &["npm"]).expect("after");
-        check(&diff(&before, &after), &declared, &[])
+        check(&diff(&before, &after), &declared, &Trust::default())
     };
     let verdict = unit();
     assert!(!verdict.blocked(), "{:?}", verdict.findings);

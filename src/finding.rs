@@ -226,6 +226,9 @@ codes! {
     ChangeGitFile => "change.git_file",
     /// The commands' ecosystem lacks its lock file where another ecosystem's is (run time).
     EcosystemMismatch => "ecosystem.mismatch",
+    /// A lock file or manifest beyond its size cap or a parser budget (nesting, values, YAML
+    /// aliases): refused unparsed (run time).
+    ChangeOverLimit => "change.over_limit",
     /// A toolchain the repository declares differs from the one the commands get (run time).
     ToolchainMismatch => "toolchain.mismatch",
     /// A newly resolved version was published more recently than the policy's minimum release

@@ -31,6 +31,7 @@ pub mod run;
 pub mod sandbox;
 pub mod scale;
 pub mod schedule;
+pub mod sink;
 pub mod supply;
 pub mod toolchain;
 mod tree;

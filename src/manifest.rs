@@ -57,8 +57,7 @@ pub fn declares_dependency(ecosystem: &str, dir: &Path, package: &str) -> Result
         }
         "pip" | "poetry" => python_declares(dir, package),
         "uv" => {
-            let text = std::fs::read_to_string(dir.join("pyproject.toml"))
-                .map_err(|e| format!("cannot read pyproject.toml in the working directory: {e}"))?;
+            let text = read(dir, "pyproject.toml")?.ok_or_else(|| missing("pyproject.toml"))?;
             let mut names = Vec::new();
             pep621_names(&text, &mut names)?;
             Ok(names.contains(&normalise(package)))
@@ -71,8 +70,7 @@ pub fn declares_dependency(ecosystem: &str, dir: &Path, package: &str) -> Result
 /// Whether `go.mod` in `dir` requires `package`, directly or `// indirect`: `go get` of a module
 /// go.mod does not name would add it.
 fn go_declares(dir: &Path, package: &str) -> Result<bool, String> {
-    let text = std::fs::read_to_string(dir.join("go.mod"))
-        .map_err(|e| format!("cannot read go.mod in the working directory: {e}"))?;
+    let text = read(dir, "go.mod")?.ok_or_else(|| missing("go.mod"))?;
     let (_, required) = crate::changes::parse_go_mod("go.mod", &text).map_err(|e| e.to_string())?;
     Ok(required.iter().any(|module| module.name == package))
 }
@@ -86,10 +84,20 @@ pub fn declares_script(dir: &Path, script: &str) -> Result<bool, String> {
 }
 
 fn package_json(dir: &Path) -> Result<Value, String> {
-    let path = dir.join("package.json");
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| format!("cannot read package.json in the working directory: {e}"))?;
+    let text = read(dir, "package.json")?.ok_or_else(|| missing("package.json"))?;
+    crate::changes::budget::check_json("package.json", &text).map_err(|e| e.to_string())?;
     serde_json::from_str(&text).map_err(|e| format!("package.json is not valid JSON: {e}"))
+}
+
+/// The manifest `name` in `dir`, read as every lock file and manifest is (a regular file within
+/// its cap, never through a symbolic link); `None` when there is none.
+fn read(dir: &Path, name: &str) -> Result<Option<String>, String> {
+    crate::changes::read::read_file(&dir.join(name), name)
+        .map_err(|e| format!("cannot read {name} in the working directory: {e}"))
+}
+
+fn missing(name: &str) -> String {
+    format!("cannot read {name} in the working directory: there is none")
 }
 
 /// PEP 503 normalisation: case-insensitive, runs of `-`, `_`, `.` equal.
@@ -135,7 +143,7 @@ fn python_declares(dir: &Path, package: &str) -> Result<bool, String> {
         if !(name.ends_with(".txt") && (name.starts_with("requirements") || in_requirements_dir)) {
             continue;
         }
-        if let Ok(text) = std::fs::read_to_string(&path) {
+        if let Ok(Some(text)) = crate::changes::read::read_file(&path, name) {
             read_any = true;
             names.extend(
                 text.lines()
@@ -145,7 +153,7 @@ fn python_declares(dir: &Path, package: &str) -> Result<bool, String> {
             );
         }
     }
-    if let Ok(text) = std::fs::read_to_string(dir.join("pyproject.toml")) {
+    if let Some(text) = read(dir, "pyproject.toml")? {
         read_any = true;
         let doc = pep621_names(&text, &mut names)?;
         let poetry = doc.get("tool").and_then(|t| t.get("poetry"));

@@ -60,7 +60,7 @@ pub fn run(config: &RunConfig, mission: &Mission, bytes: &[u8], progress: &Progr
                 report.isolation = Some(ran.isolation);
             }
             Err(e) => {
-                eprintln!("{}", e.render());
+                eprintln!("{}", crate::sink::terminal(&e.render()));
                 report.error = Some(e.message);
                 report.hint = e.hint;
             }
@@ -161,6 +161,16 @@ struct Ran {
     isolation: IsolationReport,
 }
 
+/// Workers drive their actions' requests from their own threads; the runtime's one thread drives
+/// the connections.
+fn runtime() -> Result<tokio::runtime::Runtime, ConfigError> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .map_err(|e| ConfigError::new(format!("async runtime: {e}")))
+}
+
 /// Runs a valid plan: hardens the process, opens the forge, hides persisted credentials, probes
 /// the sandbox, and hands the actions to the engine.
 fn execute(
@@ -171,13 +181,7 @@ fn execute(
 ) -> Result<Ran, ConfigError> {
     let guard_slot: Arc<Mutex<Option<CredentialGuard>>> = Arc::default();
     let _isolation = crate::harden::process(guard_slot.clone())?;
-    // Workers drive their actions' requests from their own threads; the runtime's one thread
-    // drives the connections.
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .map_err(|e| ConfigError::new(format!("async runtime: {e}")))?;
+    let runtime = runtime()?;
     // The HTTP clients spawn their connection tasks when they are built.
     let _context = runtime.enter();
     let forge = runtime
@@ -228,6 +232,12 @@ fn execute(
     let isolation = IsolationReport {
         level: sandbox.level(),
         fallbacks: sandbox.fallbacks().to_vec(),
+        uid_base: sandbox.uid_base(),
+        limits: Some(crate::report::LimitsReport {
+            by: sandbox.limits_by().0.to_string(),
+            note: sandbox.limits_by().1.map(str::to_string),
+            limits: *sandbox.limits(),
+        }),
     };
     drop(sandbox);
     drop(crate::harden::lock(&guard_slot).take());

@@ -33,7 +33,10 @@ pub fn claim(config: &NamedPlanConfig, progress: &Progress) -> Result<Claimed, C
     crate::harden::on_signal(Box::new(move |signal| {
         if let Some(pending) = lock(&answer).take() {
             for e in pending.interrupted(signal) {
-                eprintln!("error: {}", e.with_hint());
+                eprintln!(
+                    "{}",
+                    crate::sink::terminal(&format!("error: {}", e.with_hint()))
+                );
             }
         }
     }))?;

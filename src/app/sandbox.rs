@@ -18,7 +18,10 @@ pub fn open(
 ) -> Result<Sandbox, ConfigError> {
     let own: BTreeMap<OsString, OsString> = std::env::vars_os().collect();
     let mut sandbox = SandboxConfig::new(config.isolation, &own, child_env);
-    sandbox.uid_base = config.sandbox_uid_base;
+    if let Some(base) = config.sandbox_uid_base {
+        sandbox.uid_base = base;
+        sandbox.uid_search = false;
+    }
     // One slot (and so one uid) per action that may run at once.
     sandbox.slots = u32::try_from(config.jobs.get()).unwrap_or(u32::MAX);
     sandbox.hidden.push(scratch.to_path_buf());
@@ -27,6 +30,7 @@ pub fn open(
     sandbox.programs = plan.programs();
     sandbox.seeds = config.tool_configs.clone();
     sandbox.seeds.extend(carried.seeds.iter().cloned());
+    sandbox.limits = config.limits;
     sandbox.toolchain_dirs = config.expose_dirs.clone();
     sandbox
         .toolchain_dirs

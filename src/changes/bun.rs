@@ -3,7 +3,7 @@
 //! `serde_json::Value`. The binary `bun.lockb` cannot be verified and is refused.
 
 use super::read::Place;
-use super::{ChangesError, EcosystemSnapshot, LockedPackage, ParsedLock, Source, npm};
+use super::{ChangesError, EcosystemSnapshot, LockedPackage, ParsedLock, Source, budget, npm};
 use serde_json::Value;
 
 pub(crate) fn snapshot(place: &Place) -> Result<EcosystemSnapshot, ChangesError> {
@@ -28,6 +28,7 @@ pub(crate) fn snapshot(place: &Place) -> Result<EcosystemSnapshot, ChangesError>
 
 /// The locked packages and the lock's `lockfileVersion`.
 pub(crate) fn parse(file: &str, text: &str, working_dir: &str) -> Result<ParsedLock, ChangesError> {
+    budget::check_json(file, text)?;
     let lock: Value = jsonc_parser::parse_to_serde_value(text, &Default::default())
         .map_err(|e| ChangesError::parse(file, Some(e.line_display()), e.kind()))?;
     let workspace = &lock["workspaces"][working_dir];

@@ -88,6 +88,28 @@ fn workspace_root(text: &str) -> bool {
     toml::from_str::<toml::Table>(text).is_ok_and(|t| t.contains_key("workspace"))
 }
 
+/// The lock as `cargo-lock` reads it.
+fn lockfile(file: &str, text: &str) -> Result<cargo_lock::Lockfile, ChangesError> {
+    // `cargo-lock` cuts a checksum at byte offsets and panics inside a character; cargo writes
+    // checksums in hex.
+    if let Some(line) = text
+        .lines()
+        .position(|l| l.contains("checksum") && !l.is_ascii())
+    {
+        return Err(ChangesError::parse(
+            file,
+            Some(line + 1),
+            "a checksum that is not hexadecimal",
+        ));
+    }
+    guarded(file, || {
+        text.parse::<cargo_lock::Lockfile>().map_err(|e| {
+            let message = e.to_string();
+            ChangesError::parse(file, line_in(&message), message)
+        })
+    })
+}
+
 /// The locked packages. The direct copies are those the lock lists as dependencies of the
 /// [`Roots`] (exact when a name has several versions). The format is the header's `version`,
 /// which `cargo-lock` infers (1 or 2) for a lock written before cargo stated it.
@@ -96,12 +118,7 @@ pub(crate) fn parse_lock(
     text: &str,
     roots: Roots<'_>,
 ) -> Result<ParsedLock, ChangesError> {
-    let lock = guarded(file, || {
-        text.parse::<cargo_lock::Lockfile>().map_err(|e| {
-            let message = e.to_string();
-            ChangesError::parse(file, line_in(&message), message)
-        })
-    })?;
+    let lock = lockfile(file, text)?;
     let dependencies = |p: &cargo_lock::Package| -> Vec<(String, String)> {
         p.dependencies
             .iter()

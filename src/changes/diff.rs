@@ -5,6 +5,7 @@
 //! grouped by name once and the two sorted groupings are merged, so the diff is linear in the
 //! number of locked copies.
 
+use super::source::Origin;
 use super::{Ecosystem, EcosystemSnapshot, LockedPackage, Manifest, Snapshot, Source};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -131,7 +132,7 @@ pub struct EcosystemDiff {
     pub entries: Vec<EntryChange>,
     pub fields: Vec<FieldChange>,
     /// The origins (see [`Source::origin`]) of every copy the base locked.
-    pub base_origins: BTreeSet<String>,
+    pub base_origins: BTreeSet<Origin>,
 }
 
 impl EcosystemDiff {
@@ -248,26 +249,10 @@ fn format_change(
     })
 }
 
-/// The distinct origins of a lock's copies; URLs are reduced to their host before any copy is
-/// made, since most lock entries share a handful of hosts.
-fn origins(packages: &[LockedPackage]) -> BTreeSet<String> {
-    let mut hosts = std::collections::HashSet::new();
-    let mut others = BTreeSet::new();
-    for p in packages {
-        match &p.source {
-            Source::Registry(url) | Source::Git(url) => {
-                hosts.insert(super::source::host(url));
-            }
-            other => {
-                others.insert(other);
-            }
-        }
-    }
-    hosts
-        .into_iter()
-        .map(str::to_lowercase)
-        .chain(others.into_iter().map(Source::origin))
-        .collect()
+/// The distinct origins of a lock's copies; each distinct source is read once.
+fn origins(packages: &[LockedPackage]) -> BTreeSet<Origin> {
+    let sources: std::collections::HashSet<&Source> = packages.iter().map(|p| &p.source).collect();
+    sources.into_iter().map(Source::origin).collect()
 }
 
 /// The copies of each name, sorted and without duplicates, borrowed: only what the diff keeps

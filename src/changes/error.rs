@@ -11,14 +11,23 @@ const MESSAGE_LIMIT: usize = 300;
 pub enum ChangesError {
     #[error("unknown ecosystem `{0}`")]
     UnknownEcosystem(String),
+    #[error("{0} is not a lock file or manifest Quartermaster reads")]
+    UnknownFile(String),
     #[error("the working directory {0} is not inside the repository")]
     OutsideRoot(String),
     #[error("cannot read {file}: {source}")]
     Read { file: String, source: io::Error },
     #[error("{file} is larger than {limit} bytes; refusing to parse it")]
     TooLarge { file: String, limit: u64 },
-    #[error("{file} is a symbolic link; lock files and manifests must be regular files")]
+    #[error(
+        "{file} is a symbolic link, or lies behind one; lock files and manifests must be regular files"
+    )]
     Symlink { file: String },
+    #[error("{file} is {kind}; lock files and manifests must be regular files")]
+    NotRegular { file: String, kind: &'static str },
+    /// A parser budget exceeded: nesting, values, or a YAML alias.
+    #[error("{file} {what}; refusing to parse it")]
+    OverLimit { file: String, what: String },
     #[error("cannot parse {file}{}: {message}", line_suffix(*.line))]
     Parse {
         file: String,
@@ -61,6 +70,17 @@ fn line_suffix(line: Option<usize>) -> String {
 }
 
 impl ChangesError {
+    /// The finding code of the failure: a file beyond a cap or a budget is `change.over_limit`,
+    /// anything else that keeps it from being read is `change.unreadable`.
+    pub fn code(&self) -> crate::finding::Code {
+        match self {
+            ChangesError::TooLarge { .. } | ChangesError::OverLimit { .. } => {
+                crate::finding::Code::ChangeOverLimit
+            }
+            _ => crate::finding::Code::ChangeUnreadable,
+        }
+    }
+
     /// A parse error, its message cut to a bounded length.
     pub(crate) fn parse(file: &str, line: Option<usize>, message: impl ToString) -> Self {
         let mut message = message.to_string().replace('\n', " ");

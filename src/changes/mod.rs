@@ -6,6 +6,7 @@
 //! and returns the facts a PR, a commit message and the report must state instead of the plan's
 //! claims.
 
+pub(crate) mod budget;
 mod bun;
 mod cargo;
 mod diff;
@@ -18,9 +19,12 @@ mod pnpm;
 mod pylock;
 mod python;
 pub(crate) mod read;
+mod registry;
 mod ruby;
 mod rules;
 mod source;
+mod text;
+mod trust;
 pub mod version;
 mod yarn;
 
@@ -35,9 +39,13 @@ pub use error::ChangesError;
 pub(crate) use go::parse_mod as parse_go_mod;
 pub use manifest::Manifest;
 pub use owned::{git_files, unverified_files};
+pub use registry::{Configuration, configured as configured_registries};
 pub(crate) use ruby::gemfile_lock as parse_gemfile_lock;
-pub use rules::{ChangeFact, Code, Declared, Finding, UpdateFact, UpdateType, Verdict, check};
-pub use source::Source;
+pub use rules::{
+    ChangeFact, Code, Declared, Finding, Trust, UpdateFact, UpdateType, Verdict, check,
+};
+pub use source::{Origin, Source};
+pub use text::{READABLE, parse_text};
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -2,7 +2,7 @@
 //! The `package.json` reader is shared with yarn, pnpm and bun.
 
 use super::read::Place;
-use super::{ChangesError, EcosystemSnapshot, LockedPackage, Manifest, Source, manifest};
+use super::{ChangesError, EcosystemSnapshot, LockedPackage, Manifest, Source, budget, manifest};
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -20,6 +20,7 @@ const TABLES: [&str; 4] = [
 const LOCKS: [&str; 2] = ["npm-shrinkwrap.json", "package-lock.json"];
 
 pub(crate) fn parse_json(file: &str, text: &str) -> Result<Value, ChangesError> {
+    budget::check_json(file, text)?;
     serde_json::from_str(text).map_err(|e| ChangesError::parse(file, Some(e.line()), e))
 }
 
@@ -57,11 +58,8 @@ pub(crate) fn snapshot(place: &Place) -> Result<EcosystemSnapshot, ChangesError>
     let path = dir.join(name);
     let file = place.rel(&path);
     let text = place.read(&path)?;
-    let lock: Lock =
-        serde_json::from_str(&text).map_err(|e| ChangesError::parse(&file, Some(e.line()), e))?;
+    let ((mut packages, keys), format) = parse_lock(&file, &text)?;
     let manifests = manifests(place, "npm", &dir)?;
-    let format = lock.lockfile_version.as_ref().map(scalar);
-    let (mut packages, keys) = lock_packages(&file, &text, lock)?;
     mark_direct(
         &mut packages,
         &keys,
@@ -74,6 +72,15 @@ pub(crate) fn snapshot(place: &Place) -> Result<EcosystemSnapshot, ChangesError>
         format,
         manifests,
     })
+}
+
+/// Every locked copy with its install path, and the lock's `lockfileVersion`.
+pub(crate) fn parse_lock(file: &str, text: &str) -> Result<(Copies, Option<String>), ChangesError> {
+    budget::check_json(file, text)?;
+    let lock: Lock =
+        serde_json::from_str(text).map_err(|e| ChangesError::parse(file, Some(e.line()), e))?;
+    let format = lock.lockfile_version.as_ref().map(scalar);
+    Ok((lock_packages(file, text, lock)?, format))
 }
 
 /// A header value as written: a string without its quotes, a number as is.
@@ -116,7 +123,7 @@ struct LegacyEntry {
     dependencies: HashMap<String, LegacyEntry>,
 }
 
-type Copies = (Vec<LockedPackage>, Vec<String>);
+pub(crate) type Copies = (Vec<LockedPackage>, Vec<String>);
 
 /// Every locked copy, with its install path (`node_modules/a/node_modules/b`).
 fn lock_packages(file: &str, text: &str, lock: Lock) -> Result<Copies, ChangesError> {

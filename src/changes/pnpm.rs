@@ -1,13 +1,13 @@
 //! pnpm: `pnpm-lock.yaml` (lockfile formats 5.x, 6.x and 9.x), read with `yaml-rust2`.
 //!
-//! `yaml-rust2` is maintained (it is the continuation of `yaml-rust`, and the main crate already
-//! uses it in its tests), reports error positions, and does not expand aliases, so a hostile lock
-//! cannot make it build an exponential document. `serde_yaml` is unmaintained.
+//! `yaml-rust2` is maintained (it is the continuation of `yaml-rust`) and reports error
+//! positions; `serde_yaml` is unmaintained. Its loader would expand aliases, so the document is
+//! built by [`budget::yaml`] instead, which refuses them (pnpm writes none).
 
 use super::read::{Place, guarded};
-use super::{ChangesError, EcosystemSnapshot, LockedPackage, ParsedLock, Source, npm};
+use super::{ChangesError, EcosystemSnapshot, LockedPackage, ParsedLock, Source, budget, npm};
 use std::collections::HashSet;
-use yaml_rust2::{Yaml, YamlLoader};
+use yaml_rust2::Yaml;
 
 const DEPENDENCY_KEYS: [&str; 3] = ["dependencies", "devDependencies", "optionalDependencies"];
 
@@ -31,13 +31,10 @@ pub(crate) fn snapshot(place: &Place) -> Result<EcosystemSnapshot, ChangesError>
 /// The locked packages, with the direct copies of the importer at `working_dir` (relative to
 /// the lock's directory) marked, and the lock's `lockfileVersion`.
 pub(crate) fn parse(file: &str, text: &str, working_dir: &str) -> Result<ParsedLock, ChangesError> {
-    let docs = guarded(file, || {
-        YamlLoader::load_from_str(text)
-            .map_err(|e| ChangesError::parse(file, Some(e.marker().line()), e.info()))
-    })?;
-    let Some(doc) = docs.into_iter().next() else {
+    let doc = guarded(file, || budget::yaml(file, text))?;
+    if doc.is_badvalue() {
         return Err(ChangesError::parse(file, None, "the file is empty"));
-    };
+    }
     let v5 = doc["lockfileVersion"].as_f64().is_some_and(|v| v < 6.0)
         || doc["lockfileVersion"]
             .as_str()

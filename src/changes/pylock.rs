@@ -77,58 +77,72 @@ struct UvPackage {
 }
 
 pub(crate) fn poetry(place: &Place) -> Result<EcosystemSnapshot, ChangesError> {
-    read(place, "poetry", "poetry.lock", |file, text, direct| {
-        let lock: PoetryLock = toml_records(file, text)?;
-        let packages = lock
-            .package
-            .iter()
-            .map(|p| {
-                let name = python::normalize(&p.name);
-                let files = if p.files.is_empty() {
-                    lock.metadata.files.get(&p.name)
-                } else {
-                    Some(&p.files)
-                };
-                LockedPackage {
-                    version: p.version.clone(),
-                    source: p
-                        .source
-                        .as_ref()
-                        .map_or(Source::DefaultRegistry, poetry_source),
-                    integrity: files.and_then(|f| hashes(f.iter())),
-                    direct: direct.contains(&name),
-                    name,
-                }
-            })
-            .collect();
-        Ok(ParsedLock {
-            packages,
-            format: lock.metadata.lock_version.clone(),
+    read(place, "poetry", "poetry.lock", poetry_lock)
+}
+
+/// `poetry.lock`'s packages, those in `direct` marked.
+pub(crate) fn poetry_lock(
+    file: &str,
+    text: &str,
+    direct: &HashSet<String>,
+) -> Result<ParsedLock, ChangesError> {
+    let lock: PoetryLock = toml_records(file, text)?;
+    let packages = lock
+        .package
+        .iter()
+        .map(|p| {
+            let name = python::normalize(&p.name);
+            let files = if p.files.is_empty() {
+                lock.metadata.files.get(&p.name)
+            } else {
+                Some(&p.files)
+            };
+            LockedPackage {
+                version: p.version.clone(),
+                source: p
+                    .source
+                    .as_ref()
+                    .map_or(Source::DefaultRegistry, poetry_source),
+                integrity: files.and_then(|f| hashes(f.iter())),
+                direct: direct.contains(&name),
+                name,
+            }
         })
+        .collect();
+    Ok(ParsedLock {
+        packages,
+        format: lock.metadata.lock_version.clone(),
     })
 }
 
 pub(crate) fn uv(place: &Place) -> Result<EcosystemSnapshot, ChangesError> {
-    read(place, "uv", "uv.lock", |file, text, direct| {
-        let lock: UvLock = toml_records(file, text)?;
-        let packages = lock
-            .package
-            .iter()
-            .map(|p| {
-                let name = python::normalize(&p.name);
-                LockedPackage {
-                    version: p.version.clone(),
-                    source: uv_source(&p.source),
-                    integrity: hashes(p.sdist.iter().chain(&p.wheels)),
-                    direct: direct.contains(&name),
-                    name,
-                }
-            })
-            .collect();
-        Ok(ParsedLock {
-            packages,
-            format: lock.format(),
+    read(place, "uv", "uv.lock", uv_lock)
+}
+
+/// `uv.lock`'s packages, those in `direct` marked.
+pub(crate) fn uv_lock(
+    file: &str,
+    text: &str,
+    direct: &HashSet<String>,
+) -> Result<ParsedLock, ChangesError> {
+    let lock: UvLock = toml_records(file, text)?;
+    let packages = lock
+        .package
+        .iter()
+        .map(|p| {
+            let name = python::normalize(&p.name);
+            LockedPackage {
+                version: p.version.clone(),
+                source: uv_source(&p.source),
+                integrity: hashes(p.sdist.iter().chain(&p.wheels)),
+                direct: direct.contains(&name),
+                name,
+            }
         })
+        .collect();
+    Ok(ParsedLock {
+        packages,
+        format: lock.format(),
     })
 }
 

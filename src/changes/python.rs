@@ -41,9 +41,9 @@ fn pyproject_entries(value: Value) -> Result<BTreeMap<String, String>, String> {
         Value::Array(items) => items
             .iter()
             .map(|item| match item.as_str() {
-                Some(text) => Requirement::<pep508_rs::VerbatimUrl>::from_str(text)
+                Some(text) => requirement(text)
                     .map(|r| (r.name.to_string(), r.to_string()))
-                    .map_err(|e| format!("`{text}`: {}", e.message)),
+                    .map_err(|e| format!("`{text}`: {e}")),
                 None => Ok((manifest::canonical(item), String::new())),
             })
             .collect(),
@@ -129,8 +129,8 @@ pub(crate) fn requirements(
         let (spec, options) = content
             .split_once(" --")
             .map_or((content, ""), |(s, o)| (s, o));
-        let requirement = Requirement::<pep508_rs::VerbatimUrl>::from_str(spec.trim())
-            .map_err(|e| ChangesError::parse(file, Some(line_no), e.message))?;
+        let requirement =
+            requirement(spec.trim()).map_err(|e| ChangesError::parse(file, Some(line_no), e))?;
         let name = requirement.name.to_string();
         manifest
             .dependencies
@@ -159,6 +159,14 @@ pub(crate) fn requirements(
         }
     }
     Ok((manifest, packages))
+}
+
+/// A PEP 508 requirement. `pep508_rs` panics on some names it fails to validate
+/// (`email-)alidator`, found by the `lock_pip` fuzz target): that is a parse error too.
+fn requirement(text: &str) -> Result<Requirement<pep508_rs::VerbatimUrl>, String> {
+    std::panic::catch_unwind(|| Requirement::<pep508_rs::VerbatimUrl>::from_str(text))
+        .map_err(|_| "not a requirement the parser can read".to_string())?
+        .map_err(|e| e.message.to_string())
 }
 
 /// A global option (`--index-url`, `-r`, `--find-links`...): a field named after it; the

@@ -1,16 +1,36 @@
-//! Where files are read from: the working directory, and its ancestors up to the repository root.
+//! Where files are read from, and how: the one reader of every lock file and manifest.
 //!
-//! Files are written by the commands that ran, that is by hostile code: a symbolic link could make
-//! Quartermaster read (and quote in a parse error) any file on the machine, and a huge file could
-//! exhaust memory, so both are refused.
+//! Files are written by the commands that ran, that is by hostile code. So a file is opened
+//! without following any symbolic link on its way from the repository root (a link could make
+//! Quartermaster read, and quote in a parse error, any file on the machine), non-blocking (a FIFO
+//! planted where a lock file belongs would block the read forever), and must then be a regular
+//! file no larger than its format's cap. The parsers' own budgets are in [`super::budget`].
 
 use super::ChangesError;
+use rustix::fs::{Mode, OFlags, ResolveFlags};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::Read;
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Component, Path, PathBuf};
 
-/// Larger than any real lock file (the biggest public ones are a few tens of MiB).
-const SIZE_LIMIT: u64 = 128 * 1024 * 1024;
+const MIB: u64 = 1024 * 1024;
+
+/// The largest file of each kind that is parsed: several times the largest real ones (public
+/// `package-lock.json` files reach a few tens of MiB), and small enough that parsing stays within
+/// a few hundred MiB of memory.
+pub(crate) fn size_limit(name: &str) -> u64 {
+    match name {
+        "package-lock.json" | "npm-shrinkwrap.json" | "yarn.lock" => 128 * MIB,
+        "pnpm-lock.yaml" | "bun.lock" | "go.sum" => 64 * MIB,
+        "Cargo.lock" | "poetry.lock" | "uv.lock" | "Gemfile.lock" | "gems.locked" => 32 * MIB,
+        name if name.ends_with(".txt") => 16 * MIB,
+        // Manifests (package.json, Cargo.toml, pyproject.toml, Gemfile, go.mod) and the
+        // toolchain files (.nvmrc, rust-toolchain.toml, ...).
+        _ => 4 * MIB,
+    }
+}
 
 pub(crate) struct Place {
     root: PathBuf,
@@ -72,34 +92,17 @@ impl Place {
         }
     }
 
-    /// The text of `path`; `None` when it does not exist.
+    /// The text of `path` (inside the root); `None` when it does not exist.
     pub(crate) fn read_optional(&self, path: &Path) -> Result<Option<String>, ChangesError> {
         let file = self.rel(path);
-        let meta = match path.symlink_metadata() {
-            Ok(meta) => meta,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                self.read.borrow_mut().insert(file, None);
-                return Ok(None);
-            }
-            Err(source) => return Err(ChangesError::Read { file, source }),
+        let opened = match path.strip_prefix(&self.root) {
+            Ok(rel) => open_beneath(&self.root, rel),
+            Err(_) => return Err(ChangesError::OutsideRoot(path.display().to_string())),
         };
-        if meta.file_type().is_symlink() {
-            return Err(ChangesError::Symlink { file });
-        }
-        if meta.len() > SIZE_LIMIT {
-            return Err(ChangesError::TooLarge {
-                file,
-                limit: SIZE_LIMIT,
-            });
-        }
-        let text = std::fs::read_to_string(path).map_err(|source| ChangesError::Read {
-            file: file.clone(),
-            source,
-        })?;
-        self.read
-            .borrow_mut()
-            .insert(file, Some(text.as_bytes().to_vec()));
-        Ok(Some(text))
+        let text = read_opened(opened, &file, size_limit(&file_name(path)))?;
+        let bytes = text.as_ref().map(|t| t.as_bytes().to_vec());
+        self.read.borrow_mut().insert(file, bytes);
+        Ok(text)
     }
 
     /// The text of `path`, which must exist.
@@ -139,6 +142,107 @@ impl Place {
             expected,
             dir: self.rel(&self.working_dir),
         }
+    }
+}
+
+/// The text of a lock file or manifest at `path`, named `file` in errors, when no repository root
+/// is at hand: only its last component may not be a symbolic link. `None` when it does not exist.
+pub(crate) fn read_file(path: &Path, file: &str) -> Result<Option<String>, ChangesError> {
+    let opened = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path);
+    read_opened(opened, file, size_limit(&file_name(path)))
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// Opens `rel` below `root` with no symbolic link anywhere on the way, nor `..` leaving it.
+fn open_beneath(root: &Path, rel: &Path) -> std::io::Result<File> {
+    let dir = rustix::fs::open(
+        root,
+        OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
+    let resolve = ResolveFlags::NO_SYMLINKS | ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS;
+    match rustix::fs::openat2(&dir, rel, flags, Mode::empty(), resolve) {
+        Ok(fd) => Ok(File::from(fd)),
+        // A kernel older than 5.6: the last component at least is not followed.
+        Err(rustix::io::Errno::NOSYS) => std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
+            .open(root.join(rel)),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Checks what was opened (a regular file within `limit` bytes) and reads it as UTF-8.
+fn read_opened(
+    opened: std::io::Result<File>,
+    file: &str,
+    limit: u64,
+) -> Result<Option<String>, ChangesError> {
+    let read_error = |source| ChangesError::Read {
+        file: file.to_string(),
+        source,
+    };
+    let handle = match opened {
+        Ok(handle) => handle,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            return Err(ChangesError::Symlink {
+                file: file.to_string(),
+            });
+        }
+        Err(e) => return Err(read_error(e)),
+    };
+    let meta = handle.metadata().map_err(read_error)?;
+    if let Some(kind) = not_regular(&meta.file_type()) {
+        return Err(ChangesError::NotRegular {
+            file: file.to_string(),
+            kind,
+        });
+    }
+    let too_large = || ChangesError::TooLarge {
+        file: file.to_string(),
+        limit,
+    };
+    if meta.len() > limit {
+        return Err(too_large());
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    // The file may grow while it is read: no more than the cap is ever taken in.
+    handle
+        .take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(read_error)?;
+    if bytes.len() as u64 > limit {
+        return Err(too_large());
+    }
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|e| read_error(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))
+}
+
+/// What a file that is not a regular file is, for the message.
+fn not_regular(kind: &std::fs::FileType) -> Option<&'static str> {
+    if kind.is_file() {
+        None
+    } else if kind.is_dir() {
+        Some("a directory")
+    } else if kind.is_fifo() {
+        Some("a FIFO")
+    } else if kind.is_socket() {
+        Some("a socket")
+    } else if kind.is_block_device() || kind.is_char_device() {
+        Some("a device")
+    } else {
+        Some("a special file")
     }
 }
 

@@ -8,7 +8,8 @@
 //! integrity rules still apply to every changed entry.
 
 use super::diff::{ChangeKind, Diff, EcosystemDiff, FormatChange, PackageChange, Resolved};
-use super::source::{host, registry_link};
+use super::source::registry_link;
+pub use super::trust::Trust;
 use super::version::same_version;
 use super::{Ecosystem, Source};
 pub use crate::finding::Code;
@@ -128,12 +129,8 @@ impl Verdict {
     }
 }
 
-pub fn check(diff: &Diff, declared: &[Declared], allowed_hosts: &[String]) -> Verdict {
+pub fn check(diff: &Diff, declared: &[Declared], trust: &Trust) -> Verdict {
     let mut verdict = Verdict::default();
-    let allowed: HashSet<String> = allowed_hosts
-        .iter()
-        .map(|h| if h.contains("://") { host(h) } else { h }.to_lowercase())
-        .collect();
     let maintenance = declared
         .iter()
         .any(|d| d.update_type == UpdateType::LockFileMaintenance);
@@ -148,7 +145,9 @@ pub fn check(diff: &Diff, declared: &[Declared], allowed_hosts: &[String]) -> Ve
             .map(|d| eco.ecosystem.normalize_name(&d.package))
             .collect();
         undeclared(eco, &names, declared, maintenance, &mut verdict.findings);
-        fields_and_sources(eco, &allowed, &mut verdict.findings);
+        fields(eco, &mut verdict.findings);
+        trust.check(eco, &mut verdict.findings);
+        integrity(eco, &mut verdict.findings);
         verdict.formats.extend(eco.format.clone());
         for change in &eco.packages {
             let fact = change_fact(eco.ecosystem, change);
@@ -168,7 +167,7 @@ pub fn check(diff: &Diff, declared: &[Declared], allowed_hosts: &[String]) -> Ve
     verdict
 }
 
-fn finding(
+pub(super) fn finding(
     code: Code,
     ecosystem: Option<Ecosystem>,
     package: Option<&str>,
@@ -458,8 +457,7 @@ fn undeclared(
     }
 }
 
-fn fields_and_sources(eco: &EcosystemDiff, allowed: &HashSet<String>, findings: &mut Vec<Finding>) {
-    let e = Some(eco.ecosystem);
+fn fields(eco: &EcosystemDiff, findings: &mut Vec<Finding>) {
     for field in &eco.fields {
         let how = match (&field.before, &field.after) {
             (None, _) => "added",
@@ -470,27 +468,17 @@ fn fields_and_sources(eco: &EcosystemDiff, allowed: &HashSet<String>, findings: 
             "`{}: {}` was {how} by the commands; an update may change only dependency entries, so the unit is denied: undo that change",
             field.file, field.field
         );
-        findings.push(finding(Code::ChangeManifestField, e, None, message));
+        findings.push(finding(
+            Code::ChangeManifestField,
+            Some(eco.ecosystem),
+            None,
+            message,
+        ));
     }
+}
+
+fn integrity(eco: &EcosystemDiff, findings: &mut Vec<Finding>) {
     let lock = eco.lock_file.as_deref().unwrap_or("the lock file");
-    for copy in &eco.new_copies {
-        let origin = copy.source.origin();
-        if eco.base_origins.contains(&origin) || allowed.contains(&origin) {
-            continue;
-        }
-        let message = if copy.source == Source::Unrecorded {
-            format!(
-                "`{}` {} has no recorded source in {lock}, where the base lock file recorded one (a setting such as npm's `omit-lockfile-registry-resolved` drops them): the unit is denied; keep the lock file's sources",
-                copy.name, copy.version
-            )
-        } else {
-            format!(
-                "`{}` {} now resolves from {origin} ({}) in {lock}, which the base lock file did not use and the configuration does not allow: the unit is denied; allow that host only if it is trusted",
-                copy.name, copy.version, copy.source
-            )
-        };
-        findings.push(finding(Code::ChangeNewSource, e, Some(&copy.name), message));
-    }
     for change in &eco.integrity {
         let short = |s: &Option<String>| {
             s.as_deref()
@@ -505,7 +493,7 @@ fn fields_and_sources(eco: &EcosystemDiff, allowed: &HashSet<String>, findings: 
         );
         findings.push(finding(
             Code::ChangeIntegrity,
-            e,
+            Some(eco.ecosystem),
             Some(&change.name),
             message,
         ));

@@ -21,32 +21,170 @@ pub enum Source {
     Unrecorded,
 }
 
-impl Source {
-    /// The key the new-source rule compares: the host for URLs, git repositories and Go modules;
-    /// a fixed word for the default registry, local paths and entries without a source.
-    pub fn origin(&self) -> String {
+/// What the new-source rule compares: where a copy is fetched from.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Origin {
+    /// A registry host (with its port when not the scheme's default), as WHATWG URL parsing
+    /// reads it: what npm, pip and cargo then contact.
+    Registry(String),
+    /// A git host.
+    Git(String),
+    /// A Go module path's first element (its host, through GOPROXY).
+    Module(String),
+    /// A directory inside the repository, exactly: no path admits another.
+    Path(String),
+    /// The registry the unit's configuration resolves to, for a lock that records no URL.
+    Default,
+    /// A URL that tools and Quartermaster could read differently, or not at all: never admitted.
+    Invalid(String),
+}
+
+impl Origin {
+    /// The host `--registry-host` names to admit this origin.
+    pub fn host(&self) -> Option<&str> {
         match self {
-            Source::Registry(url) | Source::Git(url) => host(url).to_lowercase(),
-            Source::Module(path) => path.split('/').next().unwrap_or_default().to_lowercase(),
-            Source::DefaultRegistry => "default registry".to_string(),
-            Source::Path(_) => "local path".to_string(),
-            Source::Unrecorded => "no recorded source".to_string(),
+            Origin::Registry(host) | Origin::Git(host) | Origin::Module(host) => Some(host),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Origin::Registry(host) | Origin::Git(host) | Origin::Module(host) => {
+                write!(f, "{host}")
+            }
+            Origin::Path(path) => write!(f, "the path {path}"),
+            Origin::Default => write!(f, "the default registry"),
+            Origin::Invalid(why) => write!(f, "an invalid URL ({why})"),
+        }
+    }
+}
+
+impl Source {
+    /// The key the new-source rule compares (see [`Origin`]).
+    pub fn origin(&self) -> Origin {
+        match self {
+            Source::Registry(url) => match registry_host(url) {
+                Ok(host) => Origin::Registry(host),
+                Err(why) => Origin::Invalid(why.to_string()),
+            },
+            Source::Git(url) => match git_host(url) {
+                Ok(host) => Origin::Git(host),
+                Err(why) => Origin::Invalid(why.to_string()),
+            },
+            Source::Module(path) => {
+                Origin::Module(path.split('/').next().unwrap_or_default().to_lowercase())
+            }
+            Source::Path(path) => Origin::Path(path.clone()),
+            Source::DefaultRegistry | Source::Unrecorded => Origin::Default,
         }
     }
 
-    /// Classifies a URL-like string as found in npm, yarn and bun lock files.
+    /// Classifies a URL-like string as found in npm, yarn and bun lock files: anything with a
+    /// URL scheme is a URL (WHATWG parsing accepts `http:/host` and `http:host` as
+    /// `http://host`, and so do the tools); `file:`, `link:`, `portal:` and what has no scheme
+    /// are paths.
     pub(crate) fn from_url(url: &str) -> Source {
         let lower = url.to_ascii_lowercase();
+        let local = ["file:", "link:", "portal:"]
+            .iter()
+            .find(|p| lower.starts_with(**p))
+            .map(|p| &url[p.len()..]);
         if lower.starts_with("git+") || lower.starts_with("git://") || lower.starts_with("github:")
         {
             Source::Git(url.to_string())
-        } else if lower.starts_with("http://") || lower.starts_with("https://") {
-            Source::Registry(url.split('#').next().unwrap_or(url).to_string())
+        } else if let Some(path) = local {
+            Source::Path(path.to_string())
         } else if url.is_empty() {
             Source::Unrecorded
+        } else if has_scheme(url) {
+            Source::Registry(url.split('#').next().unwrap_or(url).to_string())
         } else {
-            Source::Path(url.trim_start_matches("file:").to_string())
+            Source::Path(url.to_string())
         }
+    }
+}
+
+/// Whether `text` starts with a URL scheme (`letter *( letter / digit / "+" / "-" / "." ) ":"`)
+/// of more than one letter (`C:` would be a drive).
+fn has_scheme(text: &str) -> bool {
+    let Some((scheme, _)) = text.split_once(':') else {
+        return false;
+    };
+    scheme.len() > 1
+        && scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+}
+
+/// Why a URL in a lock file cannot be trusted to mean one host, if it cannot.
+fn suspicious(url: &str) -> Option<&'static str> {
+    if url.contains('\\') {
+        Some("a backslash, which URL parsers read as `/`")
+    } else if url.chars().any(char::is_whitespace) {
+        Some("whitespace")
+    } else if url.chars().any(char::is_control) {
+        Some("a control character")
+    } else {
+        None
+    }
+}
+
+/// The host (and non-default port) of a registry URL, parsed as npm, pip and cargo parse it; a
+/// cargo source id's `registry+` or `sparse+` prefix is not part of the URL.
+pub(crate) fn registry_host(url: &str) -> Result<String, &'static str> {
+    if let Some(why) = suspicious(url) {
+        return Err(why);
+    }
+    let bare = url
+        .strip_prefix("registry+")
+        .or_else(|| url.strip_prefix("sparse+"))
+        .unwrap_or(url);
+    let parsed = url::Url::parse(bare).map_err(|_| "not a URL")?;
+    if !parsed.username().is_empty() || parsed.password().is_some() {
+        return Err("credentials in the URL");
+    }
+    let host = parsed.host_str().ok_or("no host")?;
+    Ok(match parsed.port() {
+        Some(port) => format!("{host}:{port}"),
+        None => host.to_string(),
+    })
+}
+
+/// The host of a git URL: a URL (`git+https://`, `git+ssh://git@host/...`, `git://`), an
+/// scp-like address (`git@host:org/repo`, also behind `git+ssh://`), or `github:org/repo`.
+fn git_host(url: &str) -> Result<String, &'static str> {
+    if let Some(why) = suspicious(url) {
+        return Err(why);
+    }
+    let bare = url.strip_prefix("git+").unwrap_or(url);
+    if let Some((shorthand, _)) = bare.split_once(':')
+        && let Some(host) = match shorthand {
+            "github" => Some("github.com"),
+            "gitlab" => Some("gitlab.com"),
+            "bitbucket" => Some("bitbucket.org"),
+            _ => None,
+        }
+    {
+        return Ok(host.to_string());
+    }
+    if let Ok(parsed) = url::Url::parse(bare)
+        && let Some(host) = parsed.host_str()
+    {
+        return Ok(host.to_string());
+    }
+    // `git@host:org/repo`, or `ssh://git@host:org/repo` as npm writes scp-like addresses.
+    let rest = bare.split_once("://").map_or(bare, |(_, rest)| rest);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let host = authority.rsplit('@').next().unwrap_or_default();
+    let host = host.split(':').next().unwrap_or_default().to_lowercase();
+    if host.is_empty() {
+        Err("no host")
+    } else {
+        Ok(host)
     }
 }
 
@@ -63,30 +201,50 @@ impl fmt::Display for Source {
     }
 }
 
-/// The host (with port) of a URL as written; for scp-like git addresses (`git@host:path`) the
-/// host too. Hand-written because only the authority is needed and lock files hold URLs the
-/// `url` crate rejects (`git+ssh://git@host:org/repo`).
-pub(crate) fn host(url: &str) -> &str {
-    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
-    let authority = authority.rsplit('@').next().unwrap_or_default();
-    if url.contains("://") {
-        authority
-    } else {
-        authority.split(':').next().unwrap_or_default()
-    }
-}
-
 const NPM_HOSTS: [&str; 3] = [
     "registry.npmjs.org",
     "registry.npmjs.com",
     "registry.yarnpkg.com",
 ];
 const PYPI_HOSTS: [&str; 2] = ["pypi.org", "files.pythonhosted.org"];
+const RUBYGEMS_HOSTS: [&str; 2] = ["rubygems.org", "index.rubygems.org"];
 const CRATES_IO: [&str; 2] = [
     "registry+https://github.com/rust-lang/crates.io-index",
     "sparse+https://index.crates.io/",
 ];
+
+/// The registry hosts of `ecosystem`'s public registry (crates.io is told by its source ids).
+fn public_hosts(ecosystem: Ecosystem) -> &'static [&'static str] {
+    match ecosystem {
+        Ecosystem::Npm | Ecosystem::Yarn | Ecosystem::Pnpm | Ecosystem::Bun => &NPM_HOSTS,
+        Ecosystem::Pip | Ecosystem::Poetry | Ecosystem::Uv => &PYPI_HOSTS,
+        Ecosystem::Bundle => &RUBYGEMS_HOSTS,
+        Ecosystem::Go | Ecosystem::Cargo => &[],
+    }
+}
+
+/// Whether `source` is its ecosystem's public registry, which is trusted by default, as the
+/// tools themselves trust it.
+pub fn is_public(ecosystem: Ecosystem, source: &Source) -> bool {
+    match source {
+        Source::Registry(url) if ecosystem == Ecosystem::Cargo => CRATES_IO.contains(&url.as_str()),
+        Source::Registry(url) => {
+            registry_host(url).is_ok_and(|h| public_hosts(ecosystem).contains(&h.as_str()))
+        }
+        _ => false,
+    }
+}
+
+/// The registry host the tools of `ecosystem` use when nothing configures one.
+pub fn default_host(ecosystem: Ecosystem) -> Option<&'static str> {
+    match ecosystem {
+        Ecosystem::Npm | Ecosystem::Pnpm | Ecosystem::Bun => Some("registry.npmjs.org"),
+        Ecosystem::Yarn => Some("registry.yarnpkg.com"),
+        Ecosystem::Pip | Ecosystem::Poetry | Ecosystem::Uv => Some("pypi.org"),
+        Ecosystem::Bundle => Some("rubygems.org"),
+        Ecosystem::Go | Ecosystem::Cargo => None,
+    }
+}
 
 /// The public registry page of `name` at `version`, when the source is that public registry.
 /// Locks that record no URL for the default registry (pnpm, yarn berry, bun, pip, Go) are taken
@@ -98,7 +256,7 @@ pub fn registry_link(
     source: &Source,
 ) -> Option<String> {
     let host = match source {
-        Source::Registry(url) => Some(host(url).to_lowercase()),
+        Source::Registry(url) => Some(registry_host(url).ok()?),
         Source::DefaultRegistry | Source::Module(_) => None,
         _ => return None,
     };
@@ -112,7 +270,7 @@ pub fn registry_link(
         Ecosystem::Pip | Ecosystem::Poetry | Ecosystem::Uv if public(&PYPI_HOSTS) => {
             Some(format!("https://pypi.org/project/{name}/{version}/"))
         }
-        Ecosystem::Bundle if public(&["rubygems.org"]) => Some(format!(
+        Ecosystem::Bundle if public(&RUBYGEMS_HOSTS) => Some(format!(
             "https://rubygems.org/gems/{name}/versions/{version}"
         )),
         Ecosystem::Cargo => match source {

@@ -77,18 +77,27 @@ fn parse_error(file: &str, text: &str, error: &yarn_lock_parser::YarnLockError) 
     ChangesError::parse(file, line, "not a valid yarn.lock entry")
 }
 
-/// berry's `resolution: "name@protocol:rest"`.
+/// berry's `resolution: "name@protocol:rest"`. A `patch:` resolution
+/// (`patch:typescript@npm%3A5.3.3#<patch>`) comes from where its inner resolution says.
 fn berry_source(name: &str, resolution: &str) -> Source {
-    let spec = resolution
-        .strip_prefix(name)
-        .and_then(|s| s.strip_prefix('@'))
-        .unwrap_or(resolution);
-    match spec.split_once(':') {
-        Some(("npm", _)) => Source::DefaultRegistry,
-        Some(("workspace" | "link" | "portal" | "file" | "patch", rest)) => {
-            Source::Path(rest.to_string())
-        }
-        Some(("http" | "https", _)) => Source::Registry(spec.to_string()),
-        _ => Source::from_url(spec),
+    let mut resolution = resolution.to_string();
+    loop {
+        let spec = resolution
+            .strip_prefix(name)
+            .and_then(|s| s.strip_prefix('@'))
+            .unwrap_or(&resolution);
+        return match spec.split_once(':') {
+            Some(("npm", _)) => Source::DefaultRegistry,
+            Some(("patch", rest)) => {
+                let inner = rest.split('#').next().unwrap_or_default();
+                resolution = inner.replace("%3A", ":").replace("%3a", ":");
+                continue;
+            }
+            Some(("workspace" | "link" | "portal" | "file", rest)) => {
+                Source::Path(rest.to_string())
+            }
+            Some(("http" | "https", _)) => Source::Registry(spec.to_string()),
+            _ => Source::from_url(spec),
+        };
     }
 }

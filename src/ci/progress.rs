@@ -1,10 +1,12 @@
 //! Live progress while a plan runs: one line per step, and the end of the output of whatever
 //! failed. Child output and plan text are untrusted: they are only ever shown, indented, after the
-//! child has finished. On GitHub Actions each action is a collapsible `::group::`, and everything
-//! inside it runs under `::stop-commands::<random>`, so no output can issue workflow commands.
+//! child has finished, and every line goes through [`crate::sink::log`]. On GitHub Actions each
+//! action is a collapsible `::group::`, and everything inside it runs under
+//! `::stop-commands::<random>`, so no output can issue workflow commands.
 
 use super::github::{escape_data, random_token};
 use crate::report::{ActionReport, Status};
+use crate::sink::log::{github_quoted, terminal, visible};
 use std::io::Write;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -86,7 +88,14 @@ impl Progress {
         self.github.is_some()
     }
 
+    /// A line of the log, from text Quartermaster does not fully control: see
+    /// [`crate::sink::log::terminal`].
     pub fn line(&self, text: &str) {
+        self.emit(&terminal(text));
+    }
+
+    /// A line as it is: Quartermaster's own workflow commands and markers.
+    fn emit(&self, text: &str) {
         match &self.parallel {
             Some(p) if self.github.is_some() => lock(&p.held).push(text.to_string()),
             Some(p) => (self.sink)(&format!("{}{text}", lock(&p.prefix))),
@@ -108,7 +117,7 @@ impl Progress {
     /// A workflow command (GitHub Actions only; ignored elsewhere).
     pub fn command(&self, text: &str) {
         if self.is_github() {
-            self.line(text);
+            self.emit(text);
         }
     }
 
@@ -119,11 +128,9 @@ impl Progress {
         }
         match &self.github {
             Some(token) => {
-                self.line(&format!("::stop-commands::{token}"));
-                for line in text.lines() {
-                    self.line(line);
+                for line in github_quoted(token, text) {
+                    self.emit(&line);
                 }
-                self.line(&format!("::{token}::"));
             }
             None => {
                 for line in text.lines() {
@@ -133,12 +140,28 @@ impl Progress {
         }
     }
 
+    /// The run's Markdown summary on standard output, where CI shows it: on GitHub Actions with
+    /// workflow commands suspended, as every untrusted text is.
+    pub fn summary(&self, markdown: &str) {
+        match &self.github {
+            Some(token) => {
+                let mut out = std::io::stdout().lock();
+                for line in github_quoted(token, markdown) {
+                    let _ = writeln!(out, "{line}");
+                }
+            }
+            None => {
+                let _ = std::io::stdout().write_all(terminal(markdown).as_bytes());
+            }
+        }
+    }
+
     pub fn begin_action(&self, index: usize, total: usize, what: &str) {
         let title = format!("[{}/{total}] {what}", index + 1);
         match &self.github {
             Some(token) => {
-                self.line(&format!("::group::{}", escape_data(&title)));
-                self.line(&format!("::stop-commands::{token}"));
+                self.emit(&format!("::group::{}", escape_data(&visible(&title))));
+                self.emit(&format!("::stop-commands::{token}"));
             }
             None => {
                 self.line(&title);
@@ -159,7 +182,7 @@ impl Progress {
     pub fn failure_output(&self, tail: &str) {
         let lines: Vec<&str> = tail.lines().collect();
         for line in &lines[lines.len().saturating_sub(20)..] {
-            self.line(&format!("      | {}", visible(line)));
+            self.line(&format!("      | {line}"));
         }
     }
 
@@ -174,8 +197,8 @@ impl Progress {
         };
         self.line(&format!("      => {word}: {}", report.reason));
         if let Some(token) = &self.github {
-            self.line(&format!("::{token}::"));
-            self.line("::endgroup::");
+            self.emit(&format!("::{token}::"));
+            self.emit("::endgroup::");
         }
         self.release();
         if let Some(p) = &self.parallel {
@@ -186,19 +209,6 @@ impl Progress {
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// `text` with every control character but the tab written as an escape (`\x1b`).
-fn visible(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if c.is_control() && c != '\t' {
-            out.push_str(&format!("\\x{:02x}", u32::from(c)));
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -34,7 +34,7 @@ pub fn command(args: McpArgs) -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e @ McpError::Mission(_)) => fail(&ConfigError::new(e.to_string())),
         Err(e) => {
-            eprintln!("error: {e}");
+            eprintln!("{}", crate::sink::terminal(&format!("error: {e}")));
             ExitCode::FAILURE
         }
     }

@@ -147,6 +147,14 @@ pub enum Format {
 
 /// Runs the command line; the binary's whole `main`.
 pub fn main() -> ExitCode {
+    // A panic message can quote hostile input (a parser's, which the readers contain): it reaches
+    // the job log through the text sink like everything else.
+    std::panic::set_hook(Box::new(|info| {
+        eprintln!(
+            "{}",
+            crate::sink::terminal(&format!("quartermaster: {info}"))
+        );
+    }));
     let cli = Cli::parse();
     match cli.command {
         Command::Run(inputs) => run::command(*inputs),
@@ -167,6 +175,6 @@ pub fn main() -> ExitCode {
 
 /// Says why nothing ran, and exits 2.
 fn fail(error: &crate::config::ConfigError) -> ExitCode {
-    eprintln!("{}", error.render());
+    eprintln!("{}", crate::sink::terminal(&error.render()));
     ExitCode::from(EXIT_INVALID)
 }

@@ -8,12 +8,14 @@ use crate::ci::progress::Progress;
 use crate::config::{CiEnv, ConfigError, Inputs, RunConfig, env_vars};
 use crate::report::RunReport;
 use crate::sandbox;
+use crate::sink::terminal;
 use secrecy::ExposeSecret;
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 pub fn command(flags: Inputs) -> ExitCode {
+    // Before the job token leaves the environment with every variable that holds it.
+    let credentials = credential_holders();
     let (tokens, holders) = match take_tokens() {
         Ok(taken) => taken,
         Err(e) => return fail(&e),
@@ -22,6 +24,7 @@ pub fn command(flags: Inputs) -> ExitCode {
     let vars = || std::env::vars().chain(tokens.iter().cloned());
     let config = match Inputs::from_vars(vars()).and_then(|mut env| {
         env.token_holders = holders;
+        env.credential_holders = credentials;
         let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
         RunConfig::resolve(flags.combine(env), CiEnv::from_vars(vars()), cwd)
     }) {
@@ -50,14 +53,14 @@ pub fn command(flags: Inputs) -> ExitCode {
     if let Some(token) = &config.token
         && let Some(warning) = sandbox::parent_env(token.expose_secret()).warning()
     {
-        eprintln!("warning: {warning}");
+        eprintln!("{}", terminal(&format!("warning: {warning}")));
         progress.command(&github::warning(&warning));
     }
     let report = crate::app::run(&config, &mission, &bytes, &progress);
     // The named plan is answered like any other output: a write that fails is an error.
     let mut written = true;
     for e in claimed.map_or_else(Vec::new, |c| c.finish(&report, &progress)) {
-        eprintln!("error: {}", e.with_hint());
+        eprintln!("{}", terminal(&format!("error: {}", e.with_hint())));
         written = false;
     }
     written &= write_outputs(&config, &report, &progress);
@@ -83,19 +86,18 @@ fn write_outputs(config: &RunConfig, report: &RunReport, progress: &Progress) ->
         if let Some(path) = path
             && let Err(e) = std::fs::write(path, text)
         {
-            eprintln!("error: cannot write {}: {e}", path.display());
+            eprintln!(
+                "{}",
+                terminal(&format!("error: cannot write {}: {e}", path.display()))
+            );
             written = false;
         }
     }
     if let Err(e) = github::publish(&config.ci, report, config.report.as_deref(), &markdown) {
-        eprintln!("error: {e}");
+        eprintln!("{}", terminal(&format!("error: {e}")));
         written = false;
     }
-    if progress.is_github() {
-        progress.quoted(&markdown);
-    } else {
-        let _ = std::io::stdout().write_all(markdown.as_bytes());
-    }
+    progress.summary(&markdown);
     written
 }
 
@@ -132,6 +134,26 @@ fn take_tokens() -> Result<Taken, ConfigError> {
         sandbox::wipe_value(form).map_err(setup)?;
     }
     Ok((taken, holders))
+}
+
+/// The variables that hold one of the run's CI credentials (raw or base64-encoded), and which:
+/// `(variable, credential)`.
+fn credential_holders() -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    for credential in env_vars::CI_CREDENTIALS {
+        // A short value would match unrelated variables; real credentials are long.
+        let Some(secret) = std::env::var(credential).ok().filter(|v| v.len() >= 8) else {
+            continue;
+        };
+        let forms = crate::config::secret_forms(&secret);
+        for (name, held) in std::env::vars_os() {
+            let held = held.to_string_lossy();
+            if name != *credential && forms.iter().any(|f| held.contains(f.as_str())) {
+                found.push((name.to_string_lossy().into_owned(), credential.to_string()));
+            }
+        }
+    }
+    found
 }
 
 fn init_logging() {

@@ -4,10 +4,12 @@
 use super::validate::{load_mission, read_plan, render_text};
 use super::{EXIT_INVALID, fail};
 use crate::ci::github;
+use crate::ci::progress::Progress;
 use crate::config::{self, CiEnv, ConfigError, Inputs};
 use crate::scale::export::{self, ExportOptions, Repository};
 use crate::scale::{merge, plan_sha256, shards};
 use crate::schedule::{self, KeyContext};
+use crate::sink::terminal;
 use crate::validate::{self, ValidatedPlan};
 use clap::{Args, Subcommand, ValueEnum};
 use std::io::Write;
@@ -174,15 +176,25 @@ pub fn report(command: &ReportCommand) -> ExitCode {
         if let Some(path) = path
             && let Err(e) = std::fs::write(path, text)
         {
-            eprintln!("error: cannot write {}: {e}", path.display());
+            eprintln!(
+                "{}",
+                terminal(&format!("error: cannot write {}: {e}", path.display()))
+            );
             written = false;
         }
     }
-    if let Err(e) = github::publish(&CiEnv::from_env(), &merged, Some(&args.output), &markdown) {
-        eprintln!("error: {e}");
+    let ci = CiEnv::from_env();
+    if let Err(e) = github::publish(&ci, &merged, Some(&args.output), &markdown) {
+        eprintln!("{}", terminal(&format!("error: {e}")));
         written = false;
     }
-    let _ = std::io::stdout().write_all(markdown.as_bytes());
+    // The shards' failures hold their tests' output: shown as `run` shows it.
+    let progress = if ci.on_github() {
+        Progress::github_actions()
+    } else {
+        Progress::stderr()
+    };
+    progress.summary(&markdown);
     ExitCode::from(if written {
         merged.exit_code
     } else {
@@ -214,7 +226,7 @@ fn valid_plan(args: &PlanArgs) -> Result<(ValidatedPlan, Vec<u8>, KeyContext), E
     let validation = validate::validate(&bytes, &mission);
     let Some(plan) = validation.plan.clone() else {
         let name = args.plan.display().to_string();
-        eprint!("{}", render_text(&name, &validation));
+        eprint!("{}", terminal(&render_text(&name, &validation)));
         return Err(ExitCode::from(EXIT_INVALID));
     };
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));

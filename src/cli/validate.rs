@@ -56,7 +56,7 @@ pub fn command(args: &ValidateArgs) -> ExitCode {
         args.plan.display().to_string()
     };
     let out = match args.format {
-        Format::Text => render_text(&name, &result),
+        Format::Text => crate::sink::terminal(&render_text(&name, &result)),
         Format::Json => render_json(&result),
     };
     // A closed pipe (`| head`) is not worth a panic.

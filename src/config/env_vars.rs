@@ -22,6 +22,21 @@ pub const TOKEN_VARIABLES: &[&str] = &[
     "CI_REGISTRY_PASSWORD",
 ];
 
+/// The CI's own credentials of a run, besides the forge token: the Actions runtime (cache and
+/// artifacts) and OIDC request tokens, GitLab's job token, ID tokens and registry passwords. A
+/// variable that holds one of their values is never handed to agent commands either.
+pub const CI_CREDENTIALS: &[&str] = &[
+    "ACTIONS_RUNTIME_TOKEN",
+    "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
+    "CI_JOB_TOKEN",
+    "CI_JOB_JWT",
+    "CI_JOB_JWT_V1",
+    "CI_JOB_JWT_V2",
+    "CI_REGISTRY_PASSWORD",
+    "CI_DEPENDENCY_PROXY_PASSWORD",
+    "CI_DEPLOY_PASSWORD",
+];
+
 /// Variables a token may arrive in, which `run` takes out of its environment (and out of the
 /// initial environment block `/proc/<pid>/environ` shows) before anything else happens.
 pub const TAKEN_AT_START: &[&str] = &[

@@ -112,8 +112,9 @@ pub struct Inputs {
     #[arg(long, value_name = "LEVEL")]
     #[serde(deserialize_with = "set")]
     pub isolation: Option<String>,
-    /// First uid of the sandbox users, one per concurrent slot, when Quartermaster runs as root
-    /// [env: QM_SANDBOX_UID_BASE; default: 60900].
+    /// First uid of the sandbox users, one per concurrent slot, when Quartermaster runs as root;
+    /// refused when another run on the host holds it [env: QM_SANDBOX_UID_BASE; default: the
+    /// first free range of 16 from 60900].
     #[arg(long, value_name = "UID")]
     #[serde(deserialize_with = "set")]
     pub sandbox_uid_base: Option<String>,
@@ -123,6 +124,13 @@ pub struct Inputs {
     #[arg(long = "tool-config", value_name = "TOOL=PATH")]
     #[serde(deserialize_with = "list")]
     pub tool_config: Vec<String>,
+    /// A resource limit of every unit, `KEY=VALUE`: processes, memory, file-size, open-files,
+    /// tmpfs or cpu-weight; `off` lifts one (repeatable) [env: QM_LIMITS, comma-separated;
+    /// defaults: processes=8192, memory=3/4 of the machine's, file-size=8GiB, open-files=65536,
+    /// tmpfs=1GiB, cpu-weight=50].
+    #[arg(long = "limit", value_name = "KEY=VALUE")]
+    #[serde(deserialize_with = "list")]
+    pub limits: Vec<String>,
     /// A directory commands may read although it sits where the sandbox hides or replaces
     /// things (under HOME or /tmp): an on-disk registry or mirror (repeatable) [env:
     /// QM_EXPOSE_DIRS, comma-separated].
@@ -212,6 +220,11 @@ pub struct Inputs {
     #[arg(skip)]
     #[serde(skip)]
     pub token_holders: Vec<String>,
+    /// Variables that held one of the run's CI credentials (see
+    /// [`super::env_vars::CI_CREDENTIALS`]) when Quartermaster started: (variable, credential).
+    #[arg(skip)]
+    #[serde(skip)]
+    pub credential_holders: Vec<(String, String)>,
 }
 
 /// A variable's value; empty means unset.
@@ -259,6 +272,8 @@ impl Inputs {
         tool_config.extend(fallback.tool_config);
         let mut expose_dirs = self.expose_dirs;
         expose_dirs.extend(fallback.expose_dirs);
+        // The variable's first, so that a flag given for the same limit wins.
+        let limits = [fallback.limits, self.limits].concat();
         Inputs {
             plan: self.plan.or(fallback.plan),
             plans_dir: self.plans_dir.or(fallback.plans_dir),
@@ -282,6 +297,7 @@ impl Inputs {
             isolation: self.isolation.or(fallback.isolation),
             sandbox_uid_base: self.sandbox_uid_base.or(fallback.sandbox_uid_base),
             tool_config,
+            limits,
             expose_dirs,
             draft: self.draft.or(fallback.draft),
             sign_commits: self.sign_commits.or(fallback.sign_commits),
@@ -303,6 +319,7 @@ impl Inputs {
                 .or(fallback.release_notes_gitlab_api),
             token: self.token.or(fallback.token),
             token_holders: [self.token_holders, fallback.token_holders].concat(),
+            credential_holders: [self.credential_holders, fallback.credential_holders].concat(),
             token_is_default: self.token_is_default.or(fallback.token_is_default),
         }
     }

@@ -19,7 +19,7 @@ pub use values::{parse_bool, parse_duration};
 
 use crate::forge::ForgeKind;
 use crate::git::Identity;
-use crate::sandbox::{DEFAULT_UID_BASE, Isolation, Seed};
+use crate::sandbox::{Isolation, Seed};
 use crate::scale::Only;
 use secrecy::SecretString;
 use std::num::NonZeroUsize;
@@ -55,12 +55,15 @@ pub struct RunConfig {
     pub registry_hosts: Vec<String>,
     /// How commands are contained.
     pub isolation: Isolation,
-    /// The first sandbox uid (root only).
-    pub sandbox_uid_base: u32,
+    /// The first sandbox uid (root only); unset, the first free range from
+    /// [`crate::sandbox::DEFAULT_UID_BASE`] on.
+    pub sandbox_uid_base: Option<u32>,
     /// Tool configurations every unit's HOME is seeded with.
     pub tool_configs: Vec<Seed>,
     /// Directories commands may read where the sandbox would hide them.
     pub expose_dirs: Vec<PathBuf>,
+    /// What each unit's commands may take of the runner.
+    pub limits: crate::sandbox::Limits,
     pub draft: bool,
     /// Commits are made by the forge, through its API, so that it signs them.
     pub sign_commits: bool,
@@ -109,7 +112,11 @@ impl RunConfig {
             .ok_or_else(|| ConfigError::new("no plan given: pass --plan FILE or set QM_PLAN"))?;
         let forge = forge_kind(inputs.forge.as_deref(), &ci)?;
         let (token, token_source) = token(&inputs, &ci, forge);
-        let extra_env = extra_env(inputs.extra_env.clone(), &inputs.token_holders)?;
+        let extra_env = extra_env(
+            inputs.extra_env.clone(),
+            &inputs.token_holders,
+            &inputs.credential_holders,
+        )?;
         let flag = |name: &str, value: &Option<String>| -> Result<bool, ConfigError> {
             value.as_deref().map_or(Ok(false), |v| parse_bool(name, v))
         };
@@ -140,13 +147,9 @@ impl RunConfig {
             extra_env,
             registry_hosts: inputs.registry_hosts.clone(),
             isolation: parsed(inputs.isolation.as_deref().unwrap_or("auto"))?,
-            sandbox_uid_base: match inputs.sandbox_uid_base.as_deref() {
-                Some(v) => v.parse().map_err(|_| {
-                    ConfigError::new(format!("--sandbox-uid-base must be a uid, not `{v}`"))
-                })?,
-                None => DEFAULT_UID_BASE,
-            },
+            sandbox_uid_base: uid_base(inputs.sandbox_uid_base.as_deref())?,
             expose_dirs: inputs.expose_dirs.clone(),
+            limits: limits(&inputs.limits)?,
             tool_configs: inputs
                 .tool_config
                 .iter()
@@ -168,8 +171,7 @@ impl RunConfig {
             jobs: jobs(inputs.jobs.as_deref())?,
             toolchain_policy: toolchain_policy(inputs.toolchain_policy.as_deref())?,
             toolchain_install: flag("QM_TOOLCHAIN_INSTALL", &inputs.toolchain_install)?,
-            only: Only::parse(inputs.only.as_deref().unwrap_or(""))
-                .map_err(|e| ConfigError::with_hint(e.to_string(), e.hint()))?,
+            only: only(inputs.only.as_deref())?,
             repository: inputs.repository.clone(),
             policy: inputs.policy.clone(),
             osv_url: service_url(
@@ -183,6 +185,22 @@ impl RunConfig {
             ci,
         })
     }
+}
+
+/// `--only` (`None`: every action).
+fn only(value: Option<&str>) -> Result<Option<Only>, ConfigError> {
+    Only::parse(value.unwrap_or("")).map_err(|e| ConfigError::with_hint(e.to_string(), e.hint()))
+}
+
+/// `--sandbox-uid-base`, when given.
+fn uid_base(value: Option<&str>) -> Result<Option<u32>, ConfigError> {
+    value
+        .map(|v| {
+            v.parse().map_err(|_| {
+                ConfigError::new(format!("--sandbox-uid-base must be a uid, not `{v}`"))
+            })
+        })
+        .transpose()
 }
 
 /// A service's base URL: `http(s)://…`, without a trailing `/` (`QM_OSV_URL` is documented so).
@@ -224,6 +242,20 @@ fn notes_apis(inputs: &Inputs) -> Result<crate::supply::notes::NotesApis, Config
 /// The most actions at once that `--jobs` accepts: the forge's write pacing, not the machine, is
 /// what limits a run beyond it.
 pub const MAX_JOBS: usize = 16;
+
+/// `--limit`s over the defaults.
+fn limits(items: &[String]) -> Result<crate::sandbox::Limits, ConfigError> {
+    let mut limits = crate::sandbox::Limits::default();
+    for item in items {
+        limits.set(item).map_err(|e| {
+            ConfigError::with_hint(
+                e.to_string(),
+                "give a limit as KEY=VALUE, such as memory=4GiB or processes=2048; `off` lifts it",
+            )
+        })?;
+    }
+    Ok(limits)
+}
 
 /// `--jobs`: given, else the machine's cores, at most 4.
 fn jobs(value: Option<&str>) -> Result<NonZeroUsize, ConfigError> {
@@ -357,8 +389,12 @@ pub fn secret_forms(token: &str) -> Vec<String> {
 
 /// Checks the extra variables for children: names only, and never one holding credentials
 /// (`holders`: the variables whose values contained the token, raw or encoded, when Quartermaster
-/// started).
-fn extra_env(names: Vec<String>, holders: &[String]) -> Result<Vec<String>, ConfigError> {
+/// started; `credentials`: those that held one of the run's CI credentials).
+fn extra_env(
+    names: Vec<String>,
+    holders: &[String],
+    credentials: &[(String, String)],
+) -> Result<Vec<String>, ConfigError> {
     for name in &names {
         let valid = name
             .chars()
@@ -374,6 +410,14 @@ fn extra_env(names: Vec<String>, holders: &[String]) -> Result<Vec<String>, Conf
             return Err(ConfigError::new(format!(
                 "extra-env: `{name}` holds forge credentials and is never passed to agent commands"
             )));
+        }
+        if let Some((_, credential)) = credentials.iter().find(|(holder, _)| holder == name) {
+            return Err(ConfigError::with_hint(
+                format!(
+                    "extra-env: `{name}` holds the run's CI credential {credential} and is never passed to agent commands"
+                ),
+                "pass only variables that hold no credential; a command that needs a registry token gets it through --tool-config",
+            ));
         }
         if holders.contains(name) {
             return Err(ConfigError::new(format!(

@@ -153,6 +153,15 @@ fn extra_env_never_passes_a_variable_that_held_the_token() {
 }
 
 #[test]
+fn extra_env_never_passes_a_variable_that_holds_a_ci_credential() {
+    let mut inputs = flags("p.json");
+    inputs.extra_env = vec!["CACHE_AUTH".into()];
+    inputs.credential_holders = vec![("CACHE_AUTH".into(), "ACTIONS_RUNTIME_TOKEN".into())];
+    let err = resolve(inputs, CiEnv::default()).unwrap_err();
+    insta::assert_snapshot!(err.render());
+}
+
+#[test]
 fn only_limits_the_run_to_a_shard() {
     let c = resolve(
         flags("p.json").combine(env(&[("QM_ONLY", "")])),

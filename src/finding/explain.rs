@@ -399,6 +399,10 @@ explanations! {
         "At run time: the working directory has no lock file of the commands' ecosystem, but another ecosystem's lock file is there (npm commands in a pnpm project); nothing ran.",
         "Write the commands for the ecosystem whose lock file the repository commits (`pnpm update <pkg>` for `pnpm-lock.yaml`) and declare it in repo_context.ecosystems.",
     ),
+    ChangeOverLimit => (
+        "At run time: a lock file or manifest is larger than its format's cap, nests deeper than 64 levels, holds more than 8 million values, or (pnpm-lock.yaml) uses a YAML alias; it is refused unparsed, so a hostile lock file cannot exhaust memory, and the action fails.",
+        "Look at the file the message names: real lock files stay far below the caps and pnpm never writes aliases, so a command or a registry wrote something that is not a lock file.",
+    ),
     ToolchainMismatch => (
         "At run time, with `--toolchain-policy fail`: a toolchain the repository declares (go.mod, `.nvmrc`, package.json `engines` or `packageManager`, rust-toolchain.toml, `.python-version`, `requires-python`, `.ruby-version`, `BUNDLED WITH`, `.tool-versions`) differs from the one its commands would run with, and a lock file written by another toolchain is wrong even when its tests pass; the unit fails before any command runs.",
         "Nothing to change in the plan: install the declared version where Quartermaster runs, pass `--toolchain-install` to let Go, rustup and corepack fetch it, or update the declaration in the repository; `--toolchain-policy warn` records the mismatch and goes on.",

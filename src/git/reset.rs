@@ -12,6 +12,46 @@ use std::collections::HashMap;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
+/// The workspace root's own mode and owner, which no tree entry records: a unit could leave it
+/// group-writable or setgid (2775) for the next one.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Root {
+    mode: u32,
+    uid: u32,
+    gid: u32,
+}
+
+impl Root {
+    pub(super) fn of(tree: &Path) -> Result<Root> {
+        let meta = std::fs::symlink_metadata(tree).map_err(io("reading the workspace root"))?;
+        Ok(Root {
+            mode: meta.mode() & 0o7777,
+            uid: meta.uid(),
+            gid: meta.gid(),
+        })
+    }
+
+    /// Puts the root's owner, then its mode, back as they were (a change of owner clears the
+    /// setuid and setgid bits).
+    pub(super) fn restore(&self, tree: &Path) -> Result<()> {
+        let now = Root::of(tree)?;
+        if !std::fs::symlink_metadata(tree).is_ok_and(|m| m.is_dir()) {
+            return Err(GitError::Dirty {
+                path: ".".to_string(),
+            });
+        }
+        if (now.uid, now.gid) != (self.uid, self.gid) {
+            std::os::unix::fs::lchown(tree, Some(self.uid), Some(self.gid))
+                .map_err(io("restoring the workspace root's owner"))?;
+        }
+        if Root::of(tree)?.mode != self.mode {
+            std::fs::set_permissions(tree, std::fs::Permissions::from_mode(self.mode))
+                .map_err(io("restoring the workspace root's mode"))?;
+        }
+        Ok(())
+    }
+}
+
 /// What the base tree holds at a path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Entry {

@@ -61,6 +61,8 @@ pub struct Workspace {
     fingerprint: Vec<u8>,
     /// The paths of the base tree, for bringing the workspace back to it.
     entries: Option<Entries>,
+    /// The mode and owner the workspace's root had when it was checked out.
+    root: reset::Root,
 }
 
 impl Workspace {
@@ -99,6 +101,7 @@ impl Workspace {
         Ok(Self {
             repo,
             base,
+            root: reset::Root::of(tree)?,
             tree: tree.to_path_buf(),
             git_dir,
             mirror_shallow,
@@ -144,6 +147,7 @@ impl Workspace {
     pub fn reset(&mut self, base: git2::Oid) -> Result<()> {
         self.check_untampered()?;
         self.follow_shallow()?;
+        self.root.restore(&self.tree)?;
         let commit = self
             .repo
             .find_commit(base)

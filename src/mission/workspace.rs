@@ -208,7 +208,9 @@ fn check_cargo_packages(packages: &[String], root: &Path, start: &Path) -> Resul
 
 /// The names of the packages a Cargo.lock lists without a `source`: the workspace's own.
 fn local_packages(lock: &Path) -> Result<BTreeSet<String>, String> {
-    let text = std::fs::read_to_string(lock).map_err(|e| format!("Cargo.lock: {e}"))?;
+    let text = crate::changes::read::read_file(lock, "Cargo.lock")
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| "Cargo.lock: there is none".to_string())?;
     let table: toml::Table = toml::from_str(&text).map_err(|e| format!("Cargo.lock: {e}"))?;
     let packages = table
         .get("package")

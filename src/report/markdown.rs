@@ -3,6 +3,7 @@
 
 use super::{ActionReport, RunReport, Status, UpdateReport, Verdict};
 use crate::markdown::{cell, cell_code};
+use crate::sink::summary_block;
 
 impl RunReport {
     pub fn to_markdown(&self) -> String {
@@ -61,7 +62,7 @@ impl RunReport {
                         a.index,
                         cell_code(branch),
                         cell_code(&w.command),
-                        fenced(&w.warnings.join("\n"))
+                        summary_block(&w.warnings.join("\n"))
                     ));
                 }
             }
@@ -232,7 +233,7 @@ impl RunReport {
                 "\n<details><summary>#{}: {}</summary>\n\n{}\n</details>\n",
                 a.index,
                 cell(&what),
-                fenced(&last_lines(tail, 40))
+                summary_block(&last_lines(tail, 40))
             ));
         }
         out
@@ -282,13 +283,6 @@ fn result_text(a: &ActionReport) -> String {
 fn last_lines(text: &str, n: usize) -> String {
     let lines: Vec<&str> = text.lines().collect();
     lines[lines.len().saturating_sub(n)..].join("\n")
-}
-
-/// A fenced code block that `text` cannot break out of.
-pub(crate) fn fenced(text: &str) -> String {
-    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
-    let fence = "`".repeat(longest.max(2) + 1);
-    format!("{fence}text\n{text}\n{fence}")
 }
 
 /// Which actions a shard's report covers: the others were not in it, which is not skipping them.

@@ -8,7 +8,6 @@ mod upkeep;
 pub use upkeep::{UpkeepAction, UpkeepReport};
 
 pub use install::{InstallRecord, Warned};
-pub(crate) use markdown::fenced;
 
 use crate::changes::{self, ChangeFact, UpdateFact};
 use crate::finding::{Code, Finding};
@@ -103,16 +102,20 @@ pub struct ProcessRecord {
     /// The end of the output, kept when the process failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output_tail: Option<String>,
+    /// The resource limit that stopped it (also at the end of `result`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<String>,
 }
 
 impl ProcessRecord {
     pub fn of(outcome: crate::sandbox::Outcome) -> Self {
         let failed = !outcome.exit.success();
         Self {
-            result: outcome.exit.to_string(),
+            result: outcome.result(),
             exit_code: outcome.exit.code(),
             duration_ms: outcome.duration.as_millis() as u64,
             output_tail: failed.then_some(outcome.output_tail),
+            limit: outcome.limit,
         }
     }
 }
@@ -433,6 +436,24 @@ pub struct IsolationReport {
     pub level: crate::sandbox::Level,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fallbacks: Vec<String>,
+    /// The first of the uids the run's commands ran as (root levels).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uid_base: Option<u32>,
+    /// What each unit could take of the runner, and how that held.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<LimitsReport>,
+}
+
+/// The resource limits of every unit of a run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LimitsReport {
+    /// `cgroup v2`, `rlimits` or `none` (at isolation `none` no limit applies).
+    pub by: String,
+    /// Why the runner offered no cgroup, when rlimits hold instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    #[serde(flatten)]
+    pub limits: crate::sandbox::Limits,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

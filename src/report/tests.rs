@@ -68,6 +68,7 @@ fn markdown_shows_results_and_contains_untrusted_output() {
             exit_code: Some(1),
             duration_ms: 5,
             output_tail: Some("```\n</details>\nboom".into()),
+            limit: None,
         },
         warnings: vec![],
     });
@@ -94,6 +95,7 @@ fn timing_separates_children_from_overhead() {
                 exit_code: Some(0),
                 duration_ms: 60,
                 output_tail: None,
+                limit: None,
             },
             log: None,
         }],

@@ -261,7 +261,7 @@ impl Worker<'_> {
             self.progress.step(&format!(
                 "$ {}  ({}, {:.1}s)",
                 command.text,
-                outcome.exit,
+                outcome.result(),
                 outcome.duration.as_secs_f64()
             ));
             if !ok {
@@ -327,7 +327,7 @@ impl Worker<'_> {
         self.progress.step(&format!(
             "$ {}  ({}, {:.1}s) {}",
             test.text,
-            outcome.exit,
+            outcome.result(),
             outcome.duration.as_secs_f64(),
             if passed {
                 "tests passed"
@@ -338,7 +338,7 @@ impl Worker<'_> {
         if !passed {
             self.progress.failure_output(&outcome.output_tail);
         }
-        let failed = (!passed).then(|| format!("`{}` failed: {}", test.text, outcome.exit));
+        let failed = (!passed).then(|| format!("`{}` failed: {}", test.text, outcome.result()));
         report
             .test
             .get_or_insert_with(|| TestReport {

@@ -27,7 +27,7 @@ impl Worker<'_> {
         key: &str,
         report: &mut ActionReport,
     ) -> Done {
-        let body = markdown::neutralise(text, self.settings.allow_mentions);
+        let body = crate::sink::body(text, self.settings.allow_mentions);
         self.own_comment(target, &body, key, report).await
     }
 

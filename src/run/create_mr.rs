@@ -266,7 +266,7 @@ impl<'a> Worker<'a> {
         siblings: &[(String, String)],
         report: &ActionReport,
     ) -> (String, String) {
-        let mut title = markdown::one_line(&unit.title_from(facts), self.settings.allow_mentions);
+        let mut title = crate::sink::line(&unit.title_from(facts), self.settings.allow_mentions);
         let (supply, security) = self.screening_text(&unit.branch, report);
         if security {
             title = crate::supply::text::security_title(&title);

@@ -11,7 +11,7 @@ use super::record::Record;
 use super::unit::Unit;
 use super::upkeep::{Upkeep, quoted};
 use crate::forge::{Issue, NewIssue, PullRequest};
-use crate::markdown::{self, code};
+use crate::markdown::code;
 use crate::mission::Mission;
 use crate::plan::{CreateMr, UpdateMr};
 use crate::validate::Step;
@@ -153,7 +153,7 @@ impl View<'_> {
             let said = format!(
                 "**{}**: {}",
                 status_word(a.status),
-                markdown::one_line(&a.reason, false)
+                crate::sink::body_line(&a.reason, false)
             );
             let record = self.records.iter().find(|(i, _)| *i == a.index);
             lines.push(match record.and_then(|(_, r)| r.marker()) {
@@ -173,7 +173,7 @@ impl View<'_> {
                 "- {on} ({}): **{}**: {}\n",
                 u.action.as_str(),
                 status_word(u.status),
-                markdown::one_line(&u.reason, false)
+                crate::sink::body_line(&u.reason, false)
             ));
         }
         lines

@@ -8,6 +8,7 @@ use crate::forge::{NewIssue, Target};
 use crate::markdown::{self, cap_before};
 use crate::plan::{CommentIssue, CreateIssue};
 use crate::report::{ActionReport, IssueRef, Operation, Status};
+use crate::sink;
 
 impl Worker<'_> {
     pub(super) async fn create_issue(
@@ -16,12 +17,12 @@ impl Worker<'_> {
         report: &mut ActionReport,
     ) -> Done {
         let allow = self.settings.allow_mentions;
-        let title = markdown::one_line(&a.title, allow);
+        let title = sink::line(&a.title, allow);
         let marker = markdown::marker("issue", &title);
         let footer =
             format!("\n\n---\n<sub>Opened by Quartermaster from an agent's plan.</sub>\n{marker}");
         // The marker goes after the cut: a long body must still be found again.
-        let body = cap_before(markdown::neutralise(&a.body, allow), &footer);
+        let body = cap_before(sink::body(&a.body, allow), &footer);
         let labels = with_bot_label(&a.labels, &self.settings.bot_label);
         let existing = self
             .forge

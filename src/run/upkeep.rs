@@ -21,7 +21,7 @@ use super::Worker;
 use super::record::Record;
 use crate::changes::{Ecosystem, version};
 use crate::forge::{PullRequest, Target};
-use crate::markdown::{self, code};
+use crate::markdown::code;
 use crate::mission::Mission;
 use crate::plan::{Action, ActionType, Plan};
 use crate::report::{ActionReport, Status, UpkeepAction, UpkeepReport};
@@ -55,7 +55,7 @@ enum Closing {
 
 /// Untrusted text (from a record) inside Quartermaster's own: one line, in a code span.
 pub(super) fn quoted(text: &str) -> String {
-    code(&markdown::one_line(text, false))
+    code(&crate::sink::body_line(text, false))
 }
 
 impl<'a> Worker<'a> {

@@ -5,8 +5,9 @@
 use super::Worker;
 use super::stop::Stop;
 use super::unit::Unit;
-use crate::changes::{self, ChangesError, Code, Declared, Snapshot, Verdict};
+use crate::changes::{self, ChangesError, Code, Declared, Snapshot, Trust, Verdict};
 use crate::git::Workspace;
+use crate::sandbox::Tool;
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -77,7 +78,7 @@ impl Worker<'_> {
             })
             .collect();
         let diff = changes::diff(before, &after);
-        let verdict = changes::check(&diff, &declared, &self.settings.registry_hosts);
+        let verdict = changes::check(&diff, &declared, &self.trust(workspace, dir)?);
         for finding in verdict.findings.iter().filter(|f| !f.blocking) {
             self.progress
                 .step(&format!("note [{}]: {}", finding.code, finding.message));
@@ -89,8 +90,42 @@ impl Worker<'_> {
 fn unreadable(e: &ChangesError) -> Stop {
     Stop::failed(format!(
         "{}: cannot verify what the commands changed: {e}",
-        Code::ChangeUnreadable
+        e.code()
     ))
+}
+
+impl Worker<'_> {
+    /// Where this unit's lock files may newly resolve from: besides the hosts the operator
+    /// allows, the registries the unit's configuration names (read from the workspace, whose
+    /// configuration files no command may change, and the operator's seeded files).
+    fn trust(&self, workspace: &Workspace, dir: &Path) -> Result<Trust, Stop> {
+        let seed = |tool: Tool| {
+            let seeds = &self.sandbox.config.seeds;
+            seeds
+                .iter()
+                .find(|s| s.tool == tool)
+                .map(|s| s.source.as_path())
+        };
+        let config = changes::Configuration {
+            env: &self.settings.child_env,
+            npmrc: seed(Tool::Npmrc),
+            yarnrc_yml: seed(Tool::YarnrcYml),
+        };
+        let root = workspace
+            .root()
+            .canonicalize()
+            .map_err(|e| Stop::failed(format!("reading the workspace: {e}")))?;
+        let configured = changes::configured_registries(&root, dir, &config).map_err(|e| {
+            Stop::failed(format!(
+                "{}: cannot read the registry configuration: {e}",
+                e.code()
+            ))
+        })?;
+        Ok(Trust {
+            hosts: self.settings.registry_hosts.clone(),
+            configured,
+        })
+    }
 }
 
 /// The refusal a verdict's blocking findings make, if any: `denied` when the commands did

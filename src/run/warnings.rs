@@ -5,7 +5,7 @@
 //! updating), so the warnings are kept for the report and shown in the PR.
 
 use crate::markdown::code;
-use crate::report::{Warned, fenced};
+use crate::report::Warned;
 
 /// At most this many warnings are kept from one command's output.
 const MAX_WARNINGS: usize = 20;
@@ -41,7 +41,7 @@ pub fn section(warned: &[Warned]) -> String {
         out.push_str(&format!(
             "\n{}:\n\n{}\n",
             code(&w.command),
-            fenced(&lines[..shown].join("\n"))
+            crate::sink::summary_block(&lines[..shown].join("\n"))
         ));
         if shown < lines.len() {
             out.push_str(&format!(

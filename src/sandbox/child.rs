@@ -4,6 +4,7 @@
 use super::Level;
 use super::identity;
 use super::job::{Action, Job, Report, Status};
+use super::limits;
 use super::mounts;
 use nix::errno::Errno;
 use nix::sys::signal::{SigHandler, SigSet, SigmaskHow, Signal};
@@ -42,6 +43,9 @@ fn run_init(job: &Job, status: &Status) -> Result<(), String> {
             Ok(ws @ (WaitStatus::Exited(..) | WaitStatus::Signaled(..)))
                 if ws.pid() == Some(command) =>
             {
+                for path in full(&job.mounts.fresh) {
+                    status.send(&Report::Full(path));
+                }
                 status.send(&exit_report(ws));
                 return Ok(());
             }
@@ -49,6 +53,18 @@ fn run_init(job: &Job, status: &Status) -> Result<(), String> {
             Err(e) => return Err(format!("waiting for the command: {e}")),
         }
     }
+}
+
+/// The fresh tmpfs mounts with no space left (seen from inside the command's namespace).
+fn full(fresh: &[std::path::PathBuf]) -> Vec<std::path::PathBuf> {
+    fresh
+        .iter()
+        .filter(|path| {
+            nix::sys::statvfs::statvfs(path.as_path())
+                .is_ok_and(|s| s.blocks() > 0 && s.blocks_available() == 0)
+        })
+        .cloned()
+        .collect()
 }
 
 pub(crate) fn exit_report(ws: WaitStatus) -> Report {
@@ -73,6 +89,12 @@ pub(crate) fn command(job: &Job, status: &Status) -> ! {
 
 fn prepare(job: &Job) -> Report {
     if let Err(e) = identity::drop_privileges(job.level, job.identity) {
+        return Report::Setup(e);
+    }
+    // After the uid switch, so that the process limit counts the slot's uid.
+    if job.level != Level::None
+        && let Err(e) = limits::apply_rlimits(&job.limits, job.cgroup.is_some())
+    {
         return Report::Setup(e);
     }
     if job.level != Level::None

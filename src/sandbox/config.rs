@@ -194,7 +194,13 @@ pub struct SandboxConfig {
     pub isolation: Isolation,
     /// Units that may run at once; slot `n` runs as uid and gid `uid_base + n` (root levels).
     pub slots: u32,
+    /// The first slot uid to try.
     pub uid_base: u32,
+    /// Whether the next free range of uids may be taken when `uid_base`'s is in use (the base was
+    /// not chosen by the operator).
+    pub uid_search: bool,
+    /// Where the locks that keep concurrent runs' uids apart live.
+    pub claims_dir: PathBuf,
     /// Where unit directories (HOME, TMPDIR, work) are created.
     pub state_dir: PathBuf,
     /// Quartermaster's private paths (its git mirror...), out of reach of every command.
@@ -212,6 +218,8 @@ pub struct SandboxConfig {
     /// Programs the plan's commands run: the probe checks the sandbox identity can run them.
     pub programs: Vec<String>,
     pub seeds: Vec<Seed>,
+    /// What each unit's commands may take of the runner.
+    pub limits: super::Limits,
     /// The executable re-run as the sandbox helper: Quartermaster's own binary.
     pub helper: PathBuf,
 }
@@ -242,6 +250,8 @@ impl SandboxConfig {
             isolation,
             slots: 1,
             uid_base: DEFAULT_UID_BASE,
+            uid_search: true,
+            claims_dir: PathBuf::from(super::CLAIMS_DIR),
             state_dir: std::env::temp_dir(),
             hidden,
             checkout: None,
@@ -251,6 +261,7 @@ impl SandboxConfig {
             env: child_env,
             programs: Vec::new(),
             seeds: Vec::new(),
+            limits: super::Limits::default(),
             helper: PathBuf::from("/proc/self/exe"),
         }
     }

@@ -8,6 +8,8 @@ pub enum SandboxError {
     UnknownIsolation(String),
     #[error("invalid seed `{given}`: {why}")]
     BadSeed { given: String, why: String },
+    #[error("invalid limit `{given}`: {why}")]
+    BadLimit { given: String, why: String },
     #[error(
         "isolation `{wanted}` runs commands as a dedicated user, which needs root; Quartermaster runs as uid {uid}: use auto, namespaces or none"
     )]
@@ -19,13 +21,25 @@ pub enum SandboxError {
     )]
     Unreachable { uid: u32, programs: String },
     #[error(
-        "uid {uid} (sandbox slot {slot}) already has processes (pid {pids}): another run or a real user has it; choose another uid base"
+        "uid {uid} (sandbox slot {slot}) already has processes (pid {pids}): another run or a real user has it; pass another --sandbox-uid-base (QM_SANDBOX_UID_BASE), or leave it unset so that a free range is taken"
     )]
     UidBusy { uid: u32, slot: u32, pids: String },
     #[error(
-        "uid {uid} (sandbox slot {slot}) owns {path}, which sandboxed commands must not reach; choose another uid base"
+        "uid {uid} (sandbox slot {slot}) owns {path}, which sandboxed commands must not reach; pass another --sandbox-uid-base (QM_SANDBOX_UID_BASE), or leave it unset so that a free range is taken"
     )]
     UidOwns { uid: u32, slot: u32, path: PathBuf },
+    #[error(
+        "uid {uid} is claimed by another Quartermaster run on this host (lock {lock}): pass another --sandbox-uid-base (QM_SANDBOX_UID_BASE), or leave it unset so that a free range is taken"
+    )]
+    UidClaimed { uid: u32, lock: PathBuf },
+    #[error(
+        "no free range of sandbox uids from {base} ({ranges} ranges of 16 tried): let the other runs on this host finish, or pass --sandbox-uid-base (QM_SANDBOX_UID_BASE) with a free range"
+    )]
+    NoFreeUids { base: u32, ranges: u32 },
+    #[error(
+        "{path} must be a directory only root can write: it holds the locks that keep concurrent runs' sandbox uids apart; remove it, and Quartermaster creates it"
+    )]
+    ClaimsDir { path: PathBuf },
     #[error(
         "uid base {base} with {slots} slot(s) leaves the range of ordinary uids (1 to 4294967294)"
     )]

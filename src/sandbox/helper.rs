@@ -104,6 +104,11 @@ fn helper(bytes: &[u8], fds: Vec<OwnedFd>) -> ! {
     drop(output);
     let result = started.and_then(|job| {
         let deadline = Instant::now() + Duration::from_millis(job.timeout_ms);
+        // Everything the command starts descends from here, so it is all in the unit's cgroup.
+        if let Some(cgroup) = &job.cgroup {
+            std::fs::write(cgroup.join("cgroup.procs"), std::process::id().to_string())
+                .map_err(|e| format!("joining the cgroup {}: {e}", cgroup.display()))?;
+        }
         match job.level {
             Level::UidNamespaces | Level::Namespaces => {
                 namespaced(&job, &status, &lifeline, deadline)

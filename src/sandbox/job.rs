@@ -1,7 +1,7 @@
 //! What Quartermaster hands the helper (one JSON message) and what the helper reports back (JSON
 //! lines on the status pipe). The job never holds a secret: redaction stays with the caller.
 
-use super::Level;
+use super::{Level, Limits};
 use serde::{Deserialize, Serialize};
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::PathBuf;
@@ -18,6 +18,10 @@ pub(crate) struct Job {
     pub mounts: MountPlan,
     /// Paths the final identity must neither read nor write: checked before `exec`.
     pub protected: Vec<PathBuf>,
+    /// What the command may take of the runner (not applied at level `none`).
+    pub limits: Limits,
+    /// The unit's cgroup, which the helper joins before anything of the command starts.
+    pub cgroup: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -41,6 +45,8 @@ pub(crate) struct MountPlan {
     pub hide: Vec<PathBuf>,
     /// Replaced by a fresh, writable tmpfs (`/tmp`, `/var/tmp`, `/dev/shm`).
     pub fresh: Vec<PathBuf>,
+    /// The size of each fresh tmpfs, in bytes (unlimited: half the memory, as tmpfs has).
+    pub fresh_size: Option<u64>,
     /// Kept visible (the rest of the file system becomes read-only).
     pub expose: Vec<Exposure>,
 }
@@ -60,9 +66,14 @@ pub(crate) enum Report {
     Interrupted,
     SpawnFailed(String),
     Setup(String),
-    Reachable { path: PathBuf, how: String },
+    Reachable {
+        path: PathBuf,
+        how: String,
+    },
     Resolved(Vec<(String, Option<PathBuf>)>),
     Survivors(Vec<i32>),
+    /// A fresh tmpfs the command filled.
+    Full(PathBuf),
 }
 
 /// The helper's end of the status pipe, shared by the helper, its init and the command (until

@@ -15,7 +15,9 @@
 //! the deadline. Before `exec`, the command checks as its final identity that it can neither read
 //! nor write any protected path, and refuses to run if it can.
 
+mod cgroup;
 mod child;
+mod claim;
 mod config;
 mod error;
 mod guard;
@@ -23,6 +25,7 @@ mod helper;
 mod identity;
 mod job;
 mod layout;
+mod limits;
 mod mounts;
 mod outcome;
 mod probe;
@@ -31,12 +34,14 @@ mod spawn;
 mod token;
 mod unit;
 
+pub use claim::{CLAIMS_DIR, RANGE_STRIDE};
 pub use config::{
     CONTAINER_FILE_COMMANDS, DEFAULT_UID_BASE, FILE_COMMAND_VARS, Isolation, Level, SandboxConfig,
     Seed, Tool,
 };
 pub use error::SandboxError;
 pub use helper::{HELPER_ARG, enter_if_requested};
+pub use limits::{Limits, Size};
 pub use outcome::{Exit, OUTPUT_TAIL_BYTES, Outcome, redact};
 pub use probe::Sandbox;
 pub use spawn::interrupt;

@@ -47,13 +47,12 @@ pub(crate) fn apply(plan: &MountPlan) -> Result<(), String> {
     let mut mask = None;
     for op in ordered(plan, &clones) {
         match op {
-            Op::Fresh(path) => cover(path, 0o1777, false, &clones)?,
+            Op::Fresh(path) => cover(path, Cover::Fresh(plan.fresh_size), &clones)?,
             Op::Hide(path) if path.is_dir() => {
                 let inner = clones
                     .iter()
                     .any(|c| c.path.starts_with(path) && c.path != path);
-                // Traversable (not listable) when exposures sit inside, else no access at all.
-                cover(path, if inner { 0o111 } else { 0 }, true, &clones)?;
+                cover(path, Cover::Hide { traversable: inner }, &clones)?;
             }
             Op::Hide(path) if path.symlink_metadata().is_ok() => {
                 if mask.is_none() {
@@ -128,9 +127,22 @@ fn ordered<'a>(plan: &'a MountPlan, clones: &'a [Clone]) -> Vec<Op<'a>> {
     ops.into_iter().map(|(_, _, op)| op).collect()
 }
 
-/// Mounts an empty tmpfs with root `mode` on `target`, holding the mountpoints the exposures
-/// inside it need.
-fn cover(target: &Path, mode: u32, read_only: bool, clones: &[Clone]) -> Result<(), String> {
+/// What an empty tmpfs mounted over a directory is for.
+enum Cover {
+    /// A fresh, writable directory for everyone (`/tmp`), of this many bytes at most.
+    Fresh(Option<u64>),
+    /// A read-only cover of a hidden directory: traversable (not listable) when exposures sit
+    /// inside, else no access at all.
+    Hide { traversable: bool },
+}
+
+/// Mounts an empty tmpfs on `target` for `kind`, holding the mountpoints the exposures inside it
+/// need.
+fn cover(target: &Path, kind: Cover, clones: &[Clone]) -> Result<(), String> {
+    let (mode, size, read_only) = match kind {
+        Cover::Fresh(size) => (0o1777, size, false),
+        Cover::Hide { traversable } => (if traversable { 0o111 } else { 0 }, None, true),
+    };
     if !target.is_dir() {
         return Ok(());
     }
@@ -139,6 +151,10 @@ fn cover(target: &Path, mode: u32, read_only: bool, clones: &[Clone]) -> Result<
         .map_err(|e| fail("creating a tmpfs for", e))?;
     rustix::mount::fsconfig_set_string(&fs, "mode", format!("{mode:o}"))
         .map_err(|e| fail("configuring the tmpfs for", e))?;
+    if let Some(size) = size {
+        rustix::mount::fsconfig_set_string(&fs, "size", size.to_string())
+            .map_err(|e| fail("sizing the tmpfs for", e))?;
+    }
     rustix::mount::fsconfig_create(&fs).map_err(|e| fail("creating the tmpfs for", e))?;
     let mnt = rustix::mount::fsmount(
         &fs,

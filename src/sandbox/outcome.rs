@@ -54,6 +54,19 @@ pub struct Outcome {
     pub output_tail: String,
     /// Total bytes the child wrote.
     pub output_bytes: u64,
+    /// The resource limit that stopped it, when one did: `killed: memory limit 4 GiB`.
+    pub limit: Option<String>,
+}
+
+impl Outcome {
+    /// How it ended, and the resource limit that stopped it when one did: `exit code 2; killed:
+    /// memory limit 4 GiB`.
+    pub fn result(&self) -> String {
+        match &self.limit {
+            Some(limit) => format!("{}; {limit}", self.exit),
+            None => self.exit.to_string(),
+        }
+    }
 }
 
 /// Bytes kept beyond the tail, so that a secret straddling the cut is still whole when redacted.

@@ -1,6 +1,8 @@
 //! The sandbox of a run: the probe that picks the strongest isolation this process can have (by
 //! trying it for real), and the slots units run in.
 
+use super::cgroup::Cgroups;
+use super::claim;
 use super::guard::{PermissionGuard, RootGuard, Watch};
 use super::identity;
 use super::job::Identity;
@@ -32,6 +34,11 @@ pub struct Sandbox {
     pub(crate) toolchain_env: Vec<(OsString, OsString)>,
     pub(crate) watch: Watch,
     fallbacks: Vec<String>,
+    /// The units' cgroup tree, where the runner delegates one; else why there is none.
+    pub(crate) cgroups: Option<Cgroups>,
+    cgroup_note: Option<String>,
+    /// The uids this run holds on the host (root levels).
+    claim: Option<claim::Claim>,
     busy: Mutex<BTreeSet<u32>>,
     next: AtomicU64,
     pub(crate) zygote: Zygote,
@@ -54,6 +61,9 @@ impl From<SandboxError> for Attempt {
         match e {
             SandboxError::UidBusy { .. }
             | SandboxError::UidOwns { .. }
+            | SandboxError::UidClaimed { .. }
+            | SandboxError::NoFreeUids { .. }
+            | SandboxError::ClaimsDir { .. }
             | SandboxError::BadUidBase { .. }
             | SandboxError::Reachable { .. }
             | SandboxError::Unreachable { .. } => Attempt::Refused(e),
@@ -70,10 +80,19 @@ impl Sandbox {
     pub fn probe(config: SandboxConfig) -> Result<Sandbox, SandboxError> {
         let euid = nix::unistd::geteuid().as_raw();
         let mut tried = Vec::new();
+        // Before any helper starts: Quartermaster must be alone in its cgroup to leave it.
+        let mut cgroups = match config.isolation {
+            Isolation::None => Err("no limits apply without a sandbox".to_string()),
+            _ => Cgroups::open(),
+        };
         for level in candidates(config.isolation, euid)? {
             match Sandbox::attempt(level, &config) {
                 Ok(mut sandbox) => {
                     sandbox.fallbacks = tried;
+                    match std::mem::replace(&mut cgroups, Err(String::new())) {
+                        Ok(tree) => sandbox.cgroups = Some(tree),
+                        Err(why) => sandbox.cgroup_note = Some(why),
+                    }
                     return Ok(sandbox);
                 }
                 Err(Attempt::Unavailable(why)) => tried.push(format!("{level}: {why}")),
@@ -96,6 +115,20 @@ impl Sandbox {
     /// Why stronger levels were not taken (empty when the first choice worked).
     pub fn fallbacks(&self) -> &[String] {
         &self.fallbacks
+    }
+
+    /// What each unit may take of the runner.
+    pub fn limits(&self) -> &super::Limits {
+        &self.config.limits
+    }
+
+    /// How the limits hold: `cgroup v2`, `rlimits` (with why no cgroup), or `none` (no sandbox).
+    pub fn limits_by(&self) -> (&'static str, Option<&str>) {
+        match (&self.cgroups, self.level) {
+            (_, Level::None) => ("none", None),
+            (Some(_), _) => ("cgroup v2", None),
+            (None, _) => ("rlimits", self.cgroup_note.as_deref()),
+        }
     }
 
     /// Checks the runner's file-command files are unchanged (also done after every command).
@@ -135,6 +168,9 @@ impl Sandbox {
             toolchain_env: Vec::new(),
             watch: Watch::new(&canonical(&mut config.file_commands.iter())),
             fallbacks: Vec::new(),
+            cgroups: None,
+            cgroup_note: None,
+            claim: None,
             busy: Mutex::new(BTreeSet::new()),
             next: AtomicU64::new(0),
             zygote: Zygote::start(&config.helper)?,
@@ -167,9 +203,15 @@ impl Sandbox {
             if base == 0 || base.checked_add(slots).is_none_or(|end| end > u32::MAX - 1) {
                 return Err(SandboxError::BadUidBase { base, slots }.into());
             }
-            for slot in 0..slots {
-                self.check_slot_uid(slot)?;
-            }
+            let claim = claim::claim(
+                &self.config.claims_dir,
+                base,
+                slots,
+                self.config.uid_search,
+                |uid, slot| self.check_uid(uid, slot),
+            )?;
+            self.config.uid_base = claim.base;
+            self.claim = Some(claim);
             if !self.level.namespaced() {
                 self._guard = Some(PermissionGuard::restrict(&self.protected));
             }
@@ -193,8 +235,15 @@ impl Sandbox {
         (under_home || under_fresh) && !clash
     }
 
-    fn check_slot_uid(&self, slot: u32) -> Result<(), SandboxError> {
-        let id = self.identity(slot).unwrap_or(Identity { uid: 0, gid: 0 });
+    /// The first sandbox uid of the run, when commands run as dedicated uids.
+    pub fn uid_base(&self) -> Option<u32> {
+        self.claim.as_ref().map(|c| c.base)
+    }
+
+    /// Whether `uid` (slot `slot`'s, gid the same) is free of processes and owns nothing
+    /// protected.
+    fn check_uid(&self, uid: u32, slot: u32) -> Result<(), SandboxError> {
+        let id = Identity { uid, gid: uid };
         let pids = processes_of(id.uid, -1).map_err(SandboxError::Setup)?;
         if !pids.is_empty() {
             let pids: Vec<String> = pids.iter().map(i32::to_string).collect();
@@ -274,12 +323,22 @@ impl Sandbox {
             self.next.fetch_add(1, Ordering::SeqCst)
         );
         let layout = Layout::create(self.root.path(), &name, identity)?;
-        let seeds = layout.seed(&self.config.seeds, identity);
-        let seeds = match seeds {
+        let seeds = match layout.seed(&self.config.seeds, identity) {
             Ok(seeds) => seeds,
             Err(e) => {
                 let _ = layout::remove_tree(&layout.dir);
                 return Err(e);
+            }
+        };
+        let cgroup = self
+            .cgroups
+            .as_ref()
+            .map(|tree| tree.unit(&name, &self.config.limits));
+        let cgroup = match cgroup.transpose() {
+            Ok(cgroup) => cgroup,
+            Err(why) => {
+                let _ = layout::remove_tree(&layout.dir);
+                return Err(SandboxError::Setup(why));
             }
         };
         let canonical =
@@ -295,6 +354,7 @@ impl Sandbox {
             hidden: canonical(spec.hidden).collect(),
             writable,
             permissions: None,
+            cgroup,
         };
         std::mem::forget(claimed);
         let mut unit = unit;

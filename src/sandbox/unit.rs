@@ -5,7 +5,7 @@ use super::guard::{PermissionGuard, Watch};
 use super::job::{Action, Exposure, Identity, Job, MountPlan, Report};
 use super::layout::{self, Layout};
 use super::outcome::{Exit, Outcome, append_log, redacted_tail};
-use super::{Level, Sandbox, SandboxError, Tool, spawn};
+use super::{Level, Sandbox, SandboxError, Tool, cgroup, limits, spawn};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -47,6 +47,8 @@ pub struct Unit<'a> {
     pub(crate) seed_watch: Watch,
     /// The uid level's permission changes on this unit's own hidden paths, undone on drop.
     pub(crate) permissions: Option<PermissionGuard>,
+    /// The unit's own cgroup, when the runner delegates cgroups.
+    pub(crate) cgroup: Option<PathBuf>,
 }
 
 impl Unit<'_> {
@@ -76,15 +78,22 @@ impl Unit<'_> {
     /// containment breach is an error; how the command itself ended is in the outcome.
     pub fn run(&self, command: &Command<'_>) -> Result<Outcome, SandboxError> {
         let started = Instant::now();
-        let finish = |exit: Exit, tail: &[u8], total: u64| Outcome {
-            exit,
-            duration: started.elapsed(),
-            output_tail: redacted_tail(&String::from_utf8_lossy(tail), command.secrets),
-            output_bytes: total,
+        let finish = |exit: Exit, tail: &[u8], total: u64, full: &[String]| {
+            let output_tail = redacted_tail(&String::from_utf8_lossy(tail), command.secrets);
+            let limit = (!exit.success())
+                .then(|| self.limit_bitten(&exit, full, &output_tail))
+                .flatten();
+            Outcome {
+                exit,
+                duration: started.elapsed(),
+                output_tail,
+                output_bytes: total,
+                limit,
+            }
         };
         if spawn::interrupted() {
             let exit = Exit::SpawnFailed("the run is being interrupted".into());
-            return Ok(finish(exit, b"", 0));
+            return Ok(finish(exit, b"", 0, &[]));
         }
         let action = Action::Exec(command.argv.to_vec());
         let job = self.job(action, command.cwd, command.env, command.timeout)?;
@@ -100,10 +109,18 @@ impl Unit<'_> {
             "cannot create a file for the command's log",
         ))?;
         let ran = self.sandbox.zygote.run(&job, copy)?;
+        let full: Vec<String> = ran
+            .reports
+            .iter()
+            .filter_map(|r| match r {
+                Report::Full(path) => Some(path.display().to_string()),
+                _ => None,
+            })
+            .collect();
         let exit = verdict(ran.reports, command.timeout, self.identity)?;
         self.sandbox.watch.verify_file_commands()?;
         self.verify_seeds()?;
-        let outcome = finish(exit, &ran.tail, ran.total);
+        let outcome = finish(exit, &ran.tail, ran.total, &full);
         if let (Some(path), Some(tee)) = (command.log, tee.as_mut()) {
             let header = format!(
                 "$ {}  ({}, {:.1}s)",
@@ -116,6 +133,22 @@ impl Unit<'_> {
             )?;
         }
         Ok(outcome)
+    }
+
+    /// The resource limit that stopped a failed command, if one did (see [`super::Limits`]).
+    fn limit_bitten(&self, exit: &Exit, full: &[String], output: &str) -> Option<String> {
+        let limits = self.sandbox.limits();
+        match (&self.cgroup, self.sandbox.level) {
+            (_, Level::None) => None,
+            (Some(dir), _) => cgroup::bitten(dir, limits),
+            (None, _) => {
+                let signal = match exit {
+                    Exit::Signal(s) => Some(*s),
+                    _ => None,
+                };
+                limits::bitten(limits, signal, full, output)
+            }
+        }
     }
 
     /// Resolves `programs` as the command identity would (the probe's trial).
@@ -176,6 +209,7 @@ impl Unit<'_> {
             MountPlan {
                 hide,
                 fresh: sandbox.fresh.clone(),
+                fresh_size: sandbox.config.limits.tmpfs,
                 expose,
             }
         } else {
@@ -190,6 +224,8 @@ impl Unit<'_> {
             identity: self.identity,
             mounts,
             protected,
+            limits: sandbox.config.limits,
+            cgroup: self.cgroup.clone(),
         })
     }
 
@@ -233,7 +269,7 @@ fn verdict(
             Report::Interrupted => (2, Exit::Signal(nix::libc::SIGKILL)),
             Report::Exited(code) => (3, Exit::Code(code)),
             Report::Signalled(signal) => (3, Exit::Signal(signal)),
-            Report::Resolved(_) => continue,
+            Report::Resolved(_) | Report::Full(_) => continue,
         };
         // The most telling report wins: a spawn failure, then a timeout, then an interrupt.
         if exit.as_ref().is_none_or(|(rank, _)| this.0 < *rank) {
@@ -265,6 +301,9 @@ fn utf8_env(env: BTreeMap<OsString, OsString>) -> Result<Vec<(String, String)>, 
 impl Drop for Unit<'_> {
     fn drop(&mut self) {
         let _ = layout::remove_tree(&self.layout.dir);
+        if let Some(dir) = &self.cgroup {
+            cgroup::remove(dir);
+        }
         // Without namespaces, /tmp, /var/tmp and /dev/shm are shared by every slot.
         if let (Some(identity), Level::Uid) = (self.identity, self.sandbox.level) {
             layout::sweep_shared_dirs(identity.uid);

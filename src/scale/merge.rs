@@ -301,7 +301,23 @@ fn weakest(reports: &[(String, RunReport)]) -> Option<IsolationReport> {
             fallbacks.push(reason.clone());
         }
     }
-    Some(IsolationReport { level, fallbacks })
+    // Shards may run on machines of their own: a uid base or limits stand for the run only when
+    // every shard had the same.
+    let agreed = |values: Vec<String>| values.windows(2).all(|w| w[0] == w[1]);
+    let uid_base = all
+        .first()
+        .and_then(|i| i.uid_base)
+        .filter(|_| agreed(all.iter().map(|i| format!("{:?}", i.uid_base)).collect()));
+    let limits = all
+        .first()
+        .and_then(|i| i.limits.clone())
+        .filter(|_| agreed(all.iter().map(|i| format!("{:?}", i.limits)).collect()));
+    Some(IsolationReport {
+        level,
+        fallbacks,
+        uid_base,
+        limits,
+    })
 }
 
 #[cfg(test)]

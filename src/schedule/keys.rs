@@ -95,7 +95,7 @@ pub fn action_keys(action: &Action, ctx: &KeyContext) -> BTreeSet<LockKey> {
         }
         Action::CreateIssue(a) => {
             // The engine looks an issue up by the title it posts, after neutralising it.
-            let posted = markdown::one_line(&a.title, ctx.allow_mentions);
+            let posted = crate::sink::line(&a.title, ctx.allow_mentions);
             keys.insert(LockKey::IssueTitle(markdown::short_hash(&posted)));
         }
         Action::Skip(_) => {}

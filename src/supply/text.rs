@@ -39,7 +39,7 @@ pub fn sections(
         for fix in &screening.fixes {
             let a = &fix.advisory;
             let id = markdown::link(&markdown::cell(&describe_advisory(a)), &a.url);
-            let summary = markdown::cell(&markdown::one_line(&a.summary, allow_mentions));
+            let summary = markdown::cell(&crate::sink::body_line(&a.summary, allow_mentions));
             out.push_str(&format!(
                 "- {id} in {} {} → {}: {summary}\n",
                 markdown::code(&fix.package),
@@ -81,7 +81,7 @@ fn allowed_findings(screening: &Screening) -> String {
         if let Some(how) = &c.withdrawn {
             out.push_str(&format!(
                 "- ⚠️ {name} is {} by its registry (reported, not refused: `deprecated.block = false`)\n",
-                markdown::cell(&markdown::one_line(how, false))
+                markdown::cell(&crate::sink::body_line(how, false))
             ));
         }
     }
@@ -110,7 +110,7 @@ fn checks_line(screening: &Screening, policy: &Policy) -> String {
         None => ", deprecations and known advisories (OSV)".to_string(),
         Some(why) => format!(
             " and deprecations; known advisories could not be checked ({}; the policy allows it with `advisories.block = false`)",
-            markdown::cell(&markdown::one_line(why, false))
+            markdown::cell(&crate::sink::body_line(why, false))
         ),
     };
     format!(
@@ -142,7 +142,7 @@ fn notes_section(notes: &[Notes], allow_mentions: bool) -> String {
                     let title = if title.is_empty() { tag } else { title };
                     quoted.push_str(&format!(
                         "\n#### {}\n\n",
-                        markdown::cell(&markdown::one_line(title, allow_mentions))
+                        markdown::cell(&crate::sink::body_line(title, allow_mentions))
                     ));
                     quoted.push_str(&quote(&capped(body, MAX_RELEASE), allow_mentions));
                     if quoted.chars().count() > MAX_PACKAGE.min(budget) {
@@ -167,7 +167,7 @@ fn notes_section(notes: &[Notes], allow_mentions: bool) -> String {
             )),
             Found::Unavailable(why) => out.push_str(&format!(
                 "\n- {heading}: release notes unavailable ({})\n",
-                markdown::cell(&markdown::one_line(why, false))
+                markdown::cell(&crate::sink::body_line(why, false))
             )),
         }
     }
@@ -176,7 +176,7 @@ fn notes_section(notes: &[Notes], allow_mentions: bool) -> String {
 
 /// Stranger-written Markdown as a quote: neutralised, without HTML, every line behind `> `.
 fn quote(text: &str, allow_mentions: bool) -> String {
-    let safe = markdown::neutralise(text, allow_mentions).replace('<', "&lt;");
+    let safe = crate::sink::body(text, allow_mentions).replace('<', "&lt;");
     let mut out: String = safe.lines().map(|l| format!("> {l}\n")).collect();
     if out.is_empty() {
         out.push_str("> (no notes)\n");

@@ -23,6 +23,7 @@ mod frozen;
 mod github;
 mod gitlab;
 mod golden;
+mod hardening;
 mod jobs;
 mod local_forge;
 mod lock_maintenance;

@@ -301,9 +301,13 @@ fn the_operators_npmrc_and_its_token_are_carried_into_units() {
             .any(|a| a == &format!("Bearer {token}")),
         "{authorizations:?}"
     );
-    // Control: an npmrc naming no registry sends the unit's npm to the public one, which the
-    // new-source rule refuses, or which cannot be reached: the private registry is not asked.
-    std::fs::write(&npmrc, "fetch-retries=0\naudit=false\n").unwrap();
+    // Control: the same file naming another registry (a closed port) sends the unit's npm
+    // there: the private registry is not asked, so what asked it was the carried npmrc.
+    std::fs::write(
+        &npmrc,
+        "registry=http://127.0.0.1:9/\nfetch-retries=0\naudit=false\n",
+    )
+    .unwrap();
     let asked = registry.requests.lock().unwrap().len();
     let plan = one_update(
         "npm",

@@ -48,10 +48,7 @@ fn commit_messages_from_plan_text_close_and_skip_nothing() {
     let run = f.run(&plan(vec![action]), &[]);
     assert_eq!(run.code, 0, "{}", run.said());
     let message = sh(&f.remote, "git log -1 --format=%s quartermaster/cargo");
-    assert_eq!(
-        message,
-        "fix: bump greeting [\u{200B}skip ci] fixes #\u{200B}1 @\u{200B}alice"
-    );
+    assert_eq!(message, "fix: bump greeting (skip ci) fixes `#1` `@alice`");
 }
 
 /// 60,000 characters of references grow past the forge's limit once neutralised; the marker is

@@ -2,7 +2,7 @@
 //! transitive package, as one of two versions of a crate. And the snapshot's record of what it
 //! read, and a plan naming the wrong ecosystem.
 
-use crate::changes::{ChangesError, Declared, Ecosystem, UpdateType, check, diff, snapshot};
+use crate::changes::{ChangesError, Declared, Ecosystem, Trust, UpdateType, check, diff, snapshot};
 use std::path::Path;
 
 const SUM: &str = "0000000000000000000000000000000000000000000000000000000000000000";
@@ -87,7 +87,7 @@ fn a_declared_update_in_a_virtual_workspace_is_not_transitive() {
     let v = check(
         &diff(&read(before.path()), &read(after.path())),
         &[declared("anyhow", "1.0.99", "1.0.100")],
-        &[],
+        &Trust::default(),
     );
     assert!(!v.blocked(), "{:?}", v.findings);
     assert_eq!(
@@ -126,7 +126,7 @@ fn one_of_two_versions_of_a_crate_states_its_own_versions() {
     let v = check(
         &diff(&b, &a),
         &[declared("regex-syntax", "0.8.8", "0.8.12")],
-        &[],
+        &Trust::default(),
     );
     assert!(!v.blocked(), "{:?}", v.findings);
     let fact = &v.updates[0];

@@ -1,7 +1,7 @@
 //! The lock's format each reader records, and its change as a fact that blocks nothing.
 
 use super::{copy, eco, edit, fixture, read};
-use crate::changes::{Declared, Ecosystem, FormatChange, UpdateType, check, diff};
+use crate::changes::{Declared, Ecosystem, FormatChange, Trust, UpdateType, check, diff};
 
 /// The format recorded for the fixture `rel` read as `ecosystem`.
 fn format_of(rel: &str, working_dir: &str, ecosystem: &str) -> Option<String> {
@@ -138,12 +138,12 @@ fn a_rewritten_format_is_a_fact_not_a_finding() {
         to: String::new(),
         update_type: UpdateType::LockFileMaintenance,
     };
-    let v = check(&d, &[maintenance], &[]);
+    let v = check(&d, &[maintenance], &Trust::default());
     assert_eq!(v.formats, [change]);
     assert!(v.findings.is_empty(), "{:?}", v.findings);
     let same = diff(&before, &before);
     assert_eq!(same.ecosystems[0].format, None);
-    assert!(check(&same, &[], &[]).formats.is_empty());
+    assert!(check(&same, &[], &Trust::default()).formats.is_empty());
 }
 
 #[test]

@@ -4,8 +4,10 @@ mod declared;
 mod diffs;
 mod errors;
 mod formats;
+mod limits;
 mod parsers;
 mod rules;
+mod sources;
 
 use super::{ChangesError, Ecosystem, EcosystemSnapshot, LockedPackage, Snapshot, snapshot};
 use std::path::{Path, PathBuf};

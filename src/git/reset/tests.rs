@@ -31,9 +31,16 @@ fn remote(root: &Path) -> (std::path::PathBuf, git2::Oid, git2::Oid) {
     (seed, base, next.id())
 }
 
-/// Every entry under `root` with its kind, mode and content (the file system's own view).
+/// The root's own mode and owner.
+fn root_line(root: &Path) -> String {
+    let meta = std::fs::metadata(root).unwrap();
+    format!(". {:o} {}:{}", meta.mode() & 0o7777, meta.uid(), meta.gid())
+}
+
+/// The root's mode and owner, then every entry under it with its kind, mode and content (the
+/// file system's own view).
 fn listing(root: &Path) -> Vec<String> {
-    let mut out = Vec::new();
+    let mut out = vec![root_line(root)];
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {
         for entry in std::fs::read_dir(&dir).unwrap() {
@@ -94,6 +101,13 @@ fn a_reset_undoes_files_modes_links_and_leftovers() {
     std::fs::remove_file(tree.join("bin/run")).unwrap();
     std::fs::hard_link(&outside, tree.join("bin/run")).unwrap();
     std::fs::set_permissions(tree.join("bin/run"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    // The root itself: group-writable and setgid, and (as root) handed to another user.
+    std::fs::set_permissions(&tree, std::fs::Permissions::from_mode(0o2775)).unwrap();
+    if nix::unistd::geteuid().is_root() {
+        std::os::unix::fs::chown(&tree, Some(61_999), Some(61_999)).unwrap();
+        std::fs::set_permissions(&tree, std::fs::Permissions::from_mode(0o2775)).unwrap();
+    }
+    assert_ne!(root_line(&tree), clean[0]);
     ws.reset(base).unwrap();
     assert_eq!(listing(&tree), clean);
     assert_eq!(std::fs::read_to_string(&outside).unwrap(), "outside");

@@ -130,6 +130,7 @@ fn the_last_unit_carrying_an_update_decides_its_fate() {
             exit_code: None,
             duration_ms: 0,
             output_tail: None,
+            limit: None,
         },
         log: None,
     };

@@ -8,7 +8,7 @@ use super::super::record::Record;
 use super::super::stop::Stop;
 use super::quoted;
 use crate::forge::{PullRequest, Target};
-use crate::markdown::{self, code};
+use crate::markdown::code;
 use crate::mission::Mission;
 use crate::plan::{ActionType, Plan};
 use crate::report::{ActionReport, Status, UpkeepAction, UpkeepReport};
@@ -103,7 +103,7 @@ impl<'a> Worker<'a> {
                     let left = format!("; PR #{} was left as it was", pr.number);
                     let text = format!(
                         "Quartermaster could not rebuild this PR on {default} ({why}): {}. The PR was left as it was.",
-                        markdown::one_line(stop.reason.trim_end_matches(&left), false)
+                        crate::sink::body_line(stop.reason.trim_end_matches(&left), false)
                     );
                     let tip = self
                         .git()

@@ -90,10 +90,7 @@ fn issue_title_key_hashes_the_title_as_posted() {
         key(&pinging, &quiet),
         vec![format!(
             "issue-title:{}",
-            title_hash(&crate::markdown::one_line(
-                "Bump for @alice, see #12",
-                false
-            ))
+            title_hash(&crate::sink::line("Bump for @alice, see #12", false))
         )]
     );
     assert_ne!(key(&pinging, &quiet), key(&pinging, &loud));

@@ -157,7 +157,7 @@ fn a_symbolic_link_is_not_followed() {
     std::os::unix::fs::symlink("/etc/passwd", root.join(".nvmrc")).unwrap();
     assert_eq!(
         read(&root, &root, &[Tool::Node]).unwrap_err().to_string(),
-        ".nvmrc is a symbolic link; lock files and manifests must be regular files"
+        ".nvmrc is a symbolic link, or lies behind one; lock files and manifests must be regular files"
     );
 }
 

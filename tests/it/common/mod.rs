@@ -942,6 +942,8 @@ pub fn strip_timings(value: &mut Value) {
                 "forge_requests",
                 // How old a version was when the gates checked it.
                 "age_seconds",
+                // Each fixture's runs have a sandbox uid range of their own.
+                "uid_base",
             ] {
                 map.remove(key);
             }

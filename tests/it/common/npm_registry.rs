@@ -48,9 +48,18 @@ impl NpmRegistry {
 
     /// Serves the package `name` with no version yet.
     pub fn start(name: &str) -> Self {
+        Self::serve(name, Arc::default())
+    }
+
+    /// Another server with the same releases (the same tarballs, byte for byte) on a port of its
+    /// own: a second host for tests of where lock files resolve from.
+    pub fn mirror(&self) -> Self {
+        Self::serve(&self.name, self.releases.clone())
+    }
+
+    fn serve(name: &str, releases: Arc<Mutex<Releases>>) -> Self {
         let server = Arc::new(tiny_http::Server::http("127.0.0.1:0").unwrap());
         let url = format!("http://{}/", server.server_addr().to_ip().unwrap());
-        let releases = Arc::new(Mutex::new(BTreeMap::new()));
         let requests = Arc::new(Mutex::new(Vec::new()));
         let authorizations: Arc<Mutex<Vec<String>>> = Arc::default();
         let (srv, served, seen) = (server.clone(), releases.clone(), requests.clone());
@@ -83,6 +92,15 @@ impl NpmRegistry {
     /// that exports the version.
     pub fn publish(&self, version: &str) {
         self.publish_at(version, super::LONG_AGO);
+    }
+
+    /// Publishes `version` with the packument naming `tarball` as its URL, as a registry may
+    /// (npm fetches it from there, or from this registry for a `registry.npmjs.org` URL).
+    pub fn publish_with_tarball(&self, version: &str, tarball: &str) {
+        self.publish(version);
+        let mut releases = self.releases.lock().unwrap();
+        let release = releases.get_mut(&self.name).unwrap().get_mut(version);
+        release.unwrap().manifest["dist"]["tarball"] = json!(tarball);
     }
 
     /// Publishes `version` at `time` (RFC 3339), the packument's `time[version]`.
@@ -134,10 +152,10 @@ impl NpmRegistry {
             std::fs::write(package.join(file), text).unwrap();
         }
         sh(work.path(), "tar -czf package.tgz package");
-        let tarball = std::fs::read(work.path().join("package.tgz")).unwrap();
+        let bytes = std::fs::read(work.path().join("package.tgz")).unwrap();
         let integrity = format!(
             "sha512-{}",
-            base64::engine::general_purpose::STANDARD.encode(Sha512::digest(&tarball).as_slice())
+            base64::engine::general_purpose::STANDARD.encode(Sha512::digest(&bytes).as_slice())
         );
         let file = format!("{name}-{version}.tgz");
         let dist = json!({
@@ -149,7 +167,7 @@ impl NpmRegistry {
         releases.entry(name.to_string()).or_default().insert(
             version.to_string(),
             Release {
-                tarball,
+                tarball: bytes,
                 manifest,
                 time: time.to_string(),
             },
@@ -173,11 +191,14 @@ fn answer(releases: &Releases, url: &str) -> tiny_http::Response<std::io::Cursor
         let json = tiny_http::Header::from_bytes("Content-Type", "application/json").unwrap();
         return tiny_http::Response::from_data(body).with_header(json);
     }
-    let tarball = name.split_once("/-/").and_then(|(name, file)| {
+    // By file name, whatever the path before it: a packument may name any URL.
+    let file = path.rsplit('/').next().unwrap_or_default();
+    let tarball = releases.iter().find_map(|(name, versions)| {
+        let base = name.rsplit('/').next().unwrap_or(name);
         let version = file
-            .strip_prefix(&format!("{name}-"))?
+            .strip_prefix(&format!("{base}-"))?
             .strip_suffix(".tgz")?;
-        releases.get(name)?.get(version)
+        versions.get(version)
     });
     match tarball {
         Some(release) => tiny_http::Response::from_data(release.tarball.clone()),
