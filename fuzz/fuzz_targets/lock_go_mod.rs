@@ -1,26 +1,9 @@
 //! Go's `go.mod`.
 //!
-//! On any input: never a panic out of the reader, a stack overflow, a hang or unbounded memory;
-//! what is read holds no more entries than the input has bytes. A third-party parser's panic
-//! that the reader contains is a parse error in Quartermaster too, so it is no crash here.
+//! The contract every reader's target checks is in `reader.rs`.
 #![no_main]
 
-use libfuzzer_sys::fuzz_target;
+#[path = "../reader.rs"]
+mod reader;
 
-static CONTAINED_PANICS_ARE_PARSE_ERRORS: std::sync::Once = std::sync::Once::new();
-
-fuzz_target!(|data: &[u8]| {
-    // libFuzzer's hook aborts at any panic, caught or not; a panic that escapes the reader
-    // still aborts, through its handler around this function.
-    CONTAINED_PANICS_ARE_PARSE_ERRORS.call_once(|| std::panic::set_hook(Box::new(|_| {})));
-    let Ok(text) = std::str::from_utf8(data) else {
-        return;
-    };
-    if let Ok(entries) = quartermaster::changes::parse_text("go.mod", text) {
-        assert!(
-            entries <= text.len(),
-            "{entries} entries from {} bytes",
-            text.len()
-        );
-    }
-});
+reader::fuzz_readers!(["go.mod"]);

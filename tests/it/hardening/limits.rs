@@ -81,7 +81,9 @@ fn a_fork_storm_stops_at_the_process_limit() {
 #[test]
 fn shared_memory_is_as_large_as_the_tmpfs_limit() {
     let f = Fixture::new();
-    let recipe = "\thead -c 268435456 /dev/zero > /dev/shm/qm-fill\n\ttest $$(stat -c %s /dev/shm/qm-fill) -eq 268435456";
+    // A file of its own, removed once written whole: a replay of the branch runs this on the
+    // host, while a full /dev/shm is how the limit is recognised.
+    let recipe = "\tf=/dev/shm/qm-fill.$$$$; head -c 268435456 /dev/zero > $$f && \\\n\t  test $$(stat -c %s $$f) -eq 268435456 && rm -f $$f";
     let run = attack(&f, recipe, &["--limit", "tmpfs=64MiB"]);
     if run.report["isolation"]["level"] == "uid" {
         eprintln!("skipped: without namespaces /dev/shm is the host's");
