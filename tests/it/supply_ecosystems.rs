@@ -150,6 +150,40 @@ fn uv_too_new_and_yanked_versions_are_refused() {
     );
 }
 
+/// A mirror that serves only project pages (bandersnatch) still gives publish times and yanks:
+/// without them every version would be of unknown age, and refused as such.
+#[test]
+fn uv_gates_read_a_mirror_that_serves_only_project_pages() {
+    if !tool_present(&["uv", "--version"]) {
+        return;
+    }
+    let f = Fixture::new();
+    let index = PypiIndex::start("lib");
+    index.serve_project_pages_only();
+    index.publish("1.0.0");
+    f.add_python_app(&index, &[("pyproject.toml", UV_PROJECT)], &["uv", "lock"]);
+    index.publish_at("1.0.1", &hours_ago(1));
+    let uv_toml = "[[index]]\nurl = \"{url}\"\ndefault = true\n";
+    let plan = |to: &str| {
+        one_update(
+            "uv",
+            "uv.lock",
+            PY_TEST,
+            ("lib", "1.0.0", to),
+            &format!("uv lock --upgrade-package lib=={to}"),
+        )
+    };
+    let run = python_run(&f, &index, &plan("1.0.1"), "uv", uv_toml);
+    refused_before_tests(&f, &run, "denied", "policy.release_too_new");
+    index.publish("1.0.2");
+    index.yank("1.0.2", "broken wheel");
+    let run = python_run(&f, &index, &plan("1.0.2"), "uv", uv_toml);
+    refused_before_tests(&f, &run, "denied", "policy.deprecated");
+    assert!(run.reason(0).contains("broken wheel"), "{}", run.reason(0));
+    let asked = index.requests.lock().unwrap().clone();
+    assert!(asked.contains(&"/pypi/lib/json".to_string()), "{asked:?}");
+}
+
 #[test]
 fn pip_compile_too_new_and_vulnerable_versions_are_refused() {
     if !tool_present(&["pip-compile", "--version"]) {
