@@ -253,7 +253,9 @@ fn last_verdict(report: &ActionReport, branch: &str) -> Verdict {
 pub fn batch_failure(outcome: &Outcome) -> &'static str {
     match outcome {
         Outcome::CommandFailed(_) => "a command failed on the batch",
-        Outcome::Unverified(_) => "the batch's lock files do not show what it declared",
+        // Any refusal of the verification: an update not reached, an undeclared direct
+        // dependency, a new source, a file no reader owns.
+        Outcome::Unverified(_) => "the verification of the batch's changes refused them",
         Outcome::Gated(_) => "the repository's policy refused a version the batch resolved",
         Outcome::InstallFailed(_) => "the batch's committed lock files do not install",
         _ => "the batch failed its tests",

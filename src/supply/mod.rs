@@ -177,17 +177,22 @@ impl Screener {
             let found = match gathered.facts.get(&i) {
                 Some(Ok(facts)) => {
                     let endpoint = self.registries.endpoint(c.ecosystem, &c.name, &c.source);
-                    let (repository, changelog) =
-                        lookup::links(&self.http, &self.cache, &endpoint, &c.name, facts).await;
-                    let wanted = Wanted {
-                        ecosystem: c.ecosystem,
-                        name: &c.name,
-                        from: from.as_deref(),
-                        to: &c.version,
-                        repository: repository.as_deref(),
-                        changelog: changelog.as_deref(),
-                    };
-                    notes::find(&self.http, &self.notes, &wanted).await
+                    match lookup::links(&self.http, &self.cache, &endpoint, &c.name, facts).await {
+                        Ok((repository, changelog)) => {
+                            let wanted = Wanted {
+                                ecosystem: c.ecosystem,
+                                name: &c.name,
+                                from: from.as_deref(),
+                                to: &c.version,
+                                repository: repository.as_deref(),
+                                changelog: changelog.as_deref(),
+                            };
+                            notes::find(&self.http, &self.notes, &wanted).await
+                        }
+                        Err(why) => {
+                            Found::Unavailable(format!("the registry could not be asked: {why}"))
+                        }
+                    }
                 }
                 Some(Err(why)) => {
                     Found::Unavailable(format!("the registry could not be asked: {why}"))

@@ -115,15 +115,12 @@ fn python_run(f: &Fixture, index: &PypiIndex, plan: &Value, tool: &str, config: 
     )
 }
 
-#[test]
-fn uv_too_new_and_yanked_versions_are_refused() {
-    if !tool_present(&["uv", "--version"]) {
-        return;
-    }
+/// uv against `index`: `lib` 1.0.1, published an hour ago, then 1.0.2, yanked, each refused
+/// before the tests; the two reasons.
+fn uv_refusals(index: &PypiIndex) -> (String, String) {
     let f = Fixture::new();
-    let index = PypiIndex::start("lib");
     index.publish("1.0.0");
-    f.add_python_app(&index, &[("pyproject.toml", UV_PROJECT)], &["uv", "lock"]);
+    f.add_python_app(index, &[("pyproject.toml", UV_PROJECT)], &["uv", "lock"]);
     index.publish_at("1.0.1", &hours_ago(1));
     let uv_toml = "[[index]]\nurl = \"{url}\"\ndefault = true\n";
     let plan = |to: &str| {
@@ -135,19 +132,44 @@ fn uv_too_new_and_yanked_versions_are_refused() {
             &format!("uv lock --upgrade-package lib=={to}"),
         )
     };
-    let run = python_run(&f, &index, &plan("1.0.1"), "uv", uv_toml);
-    refused_before_tests(&f, &run, "denied", "policy.release_too_new");
-    insta::assert_snapshot!(stable(run.reason(0)));
+    let too_new = python_run(&f, index, &plan("1.0.1"), "uv", uv_toml);
+    refused_before_tests(&f, &too_new, "denied", "policy.release_too_new");
     index.publish("1.0.2");
     index.yank("1.0.2", "broken wheel");
-    let run = python_run(&f, &index, &plan("1.0.2"), "uv", uv_toml);
-    refused_before_tests(&f, &run, "denied", "policy.deprecated");
-    insta::assert_snapshot!(stable(run.reason(0)));
+    let yanked = python_run(&f, index, &plan("1.0.2"), "uv", uv_toml);
+    refused_before_tests(&f, &yanked, "denied", "policy.deprecated");
+    (too_new.reason(0).to_string(), yanked.reason(0).to_string())
+}
+
+#[test]
+fn uv_too_new_and_yanked_versions_are_refused() {
+    if !tool_present(&["uv", "--version"]) {
+        return;
+    }
+    let index = PypiIndex::start("lib");
+    let (too_new, yanked) = uv_refusals(&index);
+    insta::assert_snapshot!(stable(&too_new));
+    insta::assert_snapshot!(stable(&yanked));
     let asked = index.requests.lock().unwrap().clone();
     assert!(
         asked.contains(&"/pypi/lib/1.0.2/json".to_string()),
         "{asked:?}"
     );
+}
+
+/// A mirror that serves only project pages (bandersnatch) still gives publish times and yanks:
+/// without them every version would be of unknown age, and refused as such.
+#[test]
+fn uv_gates_read_a_mirror_that_serves_only_project_pages() {
+    if !tool_present(&["uv", "--version"]) {
+        return;
+    }
+    let index = PypiIndex::start("lib");
+    index.serve_project_pages_only();
+    let (_, yanked) = uv_refusals(&index);
+    assert!(yanked.contains("broken wheel"), "{yanked}");
+    let asked = index.requests.lock().unwrap().clone();
+    assert!(asked.contains(&"/pypi/lib/json".to_string()), "{asked:?}");
 }
 
 #[test]

@@ -213,4 +213,10 @@ fn fates_say_what_became_of_a_unit() {
         batch_failed(&Outcome::CommandFailed("`x` failed: exit code 1".into())),
         "a command failed on the batch (`x` failed: exit code 1)"
     );
+    let undeclared =
+        "[change.undeclared_dependency] `regex-automata` is a direct dependency that changed";
+    assert_eq!(
+        batch_failed(&Outcome::Unverified(Stop::denied(undeclared))),
+        format!("the verification of the batch's changes refused them ({undeclared})")
+    );
 }

@@ -50,7 +50,7 @@ pub(super) async fn facts(
         .cloned()
         .ok_or_else(|| format!("the index lists no {name} {version}"))?;
     if facts.published.is_none()
-        && let Some(api) = api(http, cache, index).await
+        && let Ok(Some(api)) = api(http, cache, index).await
     {
         facts.published = created_at(http, &api, name, version).await;
     }
@@ -79,10 +79,11 @@ fn parse(bytes: &[u8]) -> Document {
     }
 }
 
-/// The registry's web API, from the sparse index's `config.json` (`"api"`).
-async fn api(http: &Http, cache: &Cache, index: &str) -> Option<String> {
+/// The registry's web API, from the sparse index's `config.json` (`"api"`); `None` where the
+/// registry has none (a local registry, a config without `api`).
+async fn api(http: &Http, cache: &Cache, index: &str) -> Result<Option<String>, String> {
     if !index.starts_with("http") {
-        return None;
+        return Ok(None);
     }
     let url = format!("{index}config.json");
     let document = cache
@@ -101,9 +102,8 @@ async fn api(http: &Http, cache: &Cache, index: &str) -> Option<String> {
                 },
             })
         })
-        .await
-        .ok()?;
-    document.shared.repository.clone()
+        .await?;
+    Ok(document.shared.repository.clone())
 }
 
 async fn created_at(
@@ -121,20 +121,25 @@ async fn created_at(
     value["version"]["created_at"].as_str().and_then(parse_time)
 }
 
-/// The crate's repository, from the registry's web API.
+/// The crate's repository, from the registry's web API; the error says why it could not be
+/// asked.
 pub(super) async fn repository(
     http: &Http,
     cache: &Cache,
     index: &str,
     name: &str,
-) -> Option<String> {
-    let api = api(http, cache, index).await?;
+) -> Result<Option<String>, String> {
+    let Some(api) = api(http, cache, index).await? else {
+        return Ok(None);
+    };
     let url = format!("{}/api/v1/crates/{name}", api.trim_end_matches('/'));
-    let bytes = body(http.get(&url, &[], MAX_SMALL).await, "the crate").ok()?;
-    let value: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
-    value["crate"]["repository"]
+    let what = format!("the page of {name} on the registry's web API");
+    let bytes = body(http.get(&url, &[], MAX_SMALL).await, &what)?;
+    let value: serde_json::Value =
+        serde_json::from_slice(&bytes).map_err(|e| format!("{what} is not JSON: {e}"))?;
+    Ok(value["crate"]["repository"]
         .as_str()
-        .and_then(repository_url)
+        .and_then(repository_url))
 }
 
 #[cfg(test)]

@@ -68,11 +68,9 @@ pub(super) async fn links(
     http: &Http,
     source: &str,
     name: &str,
-) -> (Option<String>, Option<String>) {
+) -> Result<(Option<String>, Option<String>), String> {
     let url = format!("{source}api/v1/gems/{name}.json");
-    let Ok(bytes) = body(http.get(&url, &[], MAX_SMALL).await, "the gem's page") else {
-        return (None, None);
-    };
+    let bytes = body(http.get(&url, &[], MAX_SMALL).await, "the gem's page")?;
     let value: serde_json::Value = serde_json::from_slice(&bytes).unwrap_or_default();
     let text = |k: &str| {
         value[k]
@@ -83,7 +81,7 @@ pub(super) async fn links(
     let repository = text("source_code_uri")
         .or_else(|| text("homepage_uri"))
         .and_then(|u| repository_url(&u));
-    (repository, text("changelog_uri"))
+    Ok((repository, text("changelog_uri")))
 }
 
 #[cfg(test)]

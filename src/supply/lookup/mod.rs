@@ -132,20 +132,21 @@ pub async fn facts(
 }
 
 /// The source repository and changelog of `name`, for release notes: what the version's facts
-/// name, or what the registry's package page does (crates and gems keep them there).
+/// name, or what the registry's package page does (crates and gems keep them there); the error
+/// says why that page could not be read.
 pub async fn links(
     http: &Http,
     cache: &Cache,
     endpoint: &Endpoint,
     name: &str,
     facts: &Facts,
-) -> (Option<String>, Option<String>) {
+) -> Result<(Option<String>, Option<String>), String> {
     match endpoint {
         Endpoint::CratesSparse { index } if facts.repository.is_none() => {
-            (crates::repository(http, cache, index, name).await, None)
+            Ok((crates::repository(http, cache, index, name).await?, None))
         }
         Endpoint::Gems { source } => gems::links(http, source, name).await,
-        _ => (facts.repository.clone(), facts.changelog.clone()),
+        _ => Ok((facts.repository.clone(), facts.changelog.clone())),
     }
 }
 

@@ -1,9 +1,12 @@
 //! Python package indexes: the JSON API beside the simple index (`<root>/pypi/<name>/<version>/json`,
 //! as pypi.org, Artifactory and devpi serve it) gives each file's `upload_time_iso_8601`, the
-//! release's `yanked` flag and reason, and the project's URLs.
+//! release's `yanked` flag and reason, and the project's URLs. Mirrors that serve only the
+//! project's page (`<root>/pypi/<name>/json`, as bandersnatch does) give the same per release.
 
 use super::super::client::{Header, Http};
-use super::{Cache, Document, Facts, MAX_SMALL, Withdrawn, body, parse_time, repository_url};
+use super::{
+    Cache, Document, Facts, MAX_DOCUMENT, MAX_SMALL, Withdrawn, body, parse_time, repository_url,
+};
 use serde::Deserialize;
 use std::collections::HashMap;
 
@@ -32,6 +35,16 @@ struct File {
     upload_time_iso_8601: Option<String>,
     #[serde(default)]
     yanked: bool,
+    #[serde(default)]
+    yanked_reason: Option<String>,
+}
+
+/// The project's page: every release's files, and the URLs of the latest release.
+#[derive(Deserialize)]
+struct Project {
+    info: Info,
+    #[serde(default)]
+    releases: HashMap<String, Vec<File>>,
 }
 
 /// The JSON API's root for a simple index URL: `https://pypi.org/simple/` → `https://pypi.org`.
@@ -51,13 +64,14 @@ pub(super) async fn facts(
     name: &str,
     version: &str,
 ) -> Result<Facts, String> {
-    let url = format!("{}/pypi/{name}/{version}/json", api_root(index));
-    let key = format!("pypi {url}");
+    let root = api_root(index);
+    let url = format!("{root}/pypi/{name}/{version}/json");
+    let what = format!("the index's JSON page of {name} {version}");
     let document = cache
-        .document(key, || async {
-            let headers = [Header::Plain("accept", "application/json".into())];
-            let what = format!("the index's JSON page of {name} {version}");
-            let bytes = body(http.get(&url, &headers, MAX_SMALL).await, &what)?;
+        .document(format!("pypi {url}"), || async {
+            let Some(bytes) = page(http, &url, &what, MAX_SMALL).await? else {
+                return Ok(Document::default());
+            };
             let release: Release = serde_json::from_slice(&bytes)
                 .map_err(|e| format!("{what} is not what PyPI's JSON API serves: {e}"))?;
             Ok(Document {
@@ -66,22 +80,90 @@ pub(super) async fn facts(
             })
         })
         .await?;
-    document
+    if let Some(facts) = document.versions.get(version) {
+        return Ok(facts.clone());
+    }
+    // No page per release here: the project's page lists every release.
+    let url = format!("{root}/pypi/{name}/json");
+    let what = format!("the index's JSON page of {name}");
+    let project = cache
+        .document(format!("pypi {url}"), || async {
+            // A project's page lists every file of every release: megabytes for a project
+            // with many wheels.
+            let bytes = page(http, &url, &what, MAX_DOCUMENT)
+                .await?
+                .ok_or_else(|| format!("{what} is not there (HTTP 404), nor that of {version}"))?;
+            let project: Project = serde_json::from_slice(&bytes)
+                .map_err(|e| format!("{what} is not what PyPI's JSON API serves: {e}"))?;
+            Ok(parse_project(project))
+        })
+        .await?;
+    project
         .versions
         .get(version)
         .cloned()
         .ok_or_else(|| format!("the index lists no {name} {version}"))
 }
 
-fn parse(release: Release) -> Facts {
-    let published = release
-        .urls
+/// The body of a JSON page, or `None` when the index has no such page (HTTP 404).
+async fn page(http: &Http, url: &str, what: &str, limit: usize) -> Result<Option<Vec<u8>>, String> {
+    let headers = [Header::Plain("accept", "application/json".into())];
+    match http.get(url, &headers, limit).await {
+        Ok(fetched) if fetched.status == 404 => Ok(None),
+        fetched => body(fetched, what).map(Some),
+    }
+}
+
+/// Every release of a project's page, each with the project's URLs.
+fn parse_project(project: Project) -> Document {
+    let links = links(project.info);
+    let versions = project
+        .releases
+        .into_iter()
+        .map(|(version, files)| {
+            let reason = files.iter().find_map(|f| f.yanked_reason.clone());
+            let yanked = !files.is_empty() && files.iter().all(|f| f.yanked);
+            let facts = Facts {
+                published: earliest(&files),
+                withdrawn: yanked.then(|| Withdrawn {
+                    how: "yanked",
+                    message: reason.filter(|r| !r.is_empty()),
+                }),
+                ..links.clone()
+            };
+            (version, facts)
+        })
+        .collect();
+    Document {
+        versions,
+        shared: Facts::default(),
+    }
+}
+
+fn earliest(files: &[File]) -> Option<std::time::SystemTime> {
+    files
         .iter()
         .filter_map(|f| f.upload_time_iso_8601.as_deref().and_then(parse_time))
-        .min();
+        .min()
+}
+
+fn parse(release: Release) -> Facts {
     let yanked =
         release.info.yanked || (!release.urls.is_empty() && release.urls.iter().all(|f| f.yanked));
-    let urls = release.info.project_urls.unwrap_or_default();
+    let message = release.info.yanked_reason.clone();
+    Facts {
+        published: earliest(&release.urls),
+        withdrawn: yanked.then(|| Withdrawn {
+            how: "yanked",
+            message: message.filter(|r| !r.is_empty()),
+        }),
+        ..links(release.info)
+    }
+}
+
+/// The source repository and changelog the project's URLs name.
+fn links(info: Info) -> Facts {
+    let urls = info.project_urls.unwrap_or_default();
     let pick = |keys: &[&str]| {
         urls.iter()
             .find(|(k, _)| keys.iter().any(|key| k.eq_ignore_ascii_case(key)))
@@ -95,16 +177,12 @@ fn parse(release: Release) -> Facts {
         "GitHub",
         "Homepage",
     ])
-    .or(release.info.home_page)
+    .or(info.home_page)
     .and_then(|u| repository_url(&u));
     Facts {
-        published,
-        withdrawn: yanked.then(|| Withdrawn {
-            how: "yanked",
-            message: release.info.yanked_reason.filter(|r| !r.is_empty()),
-        }),
         repository,
         changelog: pick(&["Changelog", "Changes", "Release Notes", "History"]),
+        ..Facts::default()
     }
 }
 

@@ -3,14 +3,16 @@
 //! poetry resolve with no network. Links
 //! carry `#sha256=` so that locks record hashes. Beside it, PyPI's JSON API
 //! (`/pypi/<name>/<version>/json`) gives each wheel's `upload_time_iso_8601` and the release's
-//! `yanked` flag. Versions are published while it runs, as a release appears after a lock file
-//! was written.
+//! `yanked` flag; or, as mirrors such as bandersnatch do, only the project's page
+//! (`/pypi/<name>/json`, every release's files). Versions are published while it runs, as a
+//! release appears after a lock file was written.
 
 use super::{Fixture, sh, succeed};
 use base64::Engine as _;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::io::Write as _;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// (Project, version) -> its upload time and, when yanked, the reason.
@@ -26,6 +28,8 @@ pub struct PypiIndex {
     pub requests: Arc<Mutex<Vec<String>>>,
     /// (Project, version) -> its upload time and, when yanked, the reason.
     releases: Arc<Mutex<Releases>>,
+    /// Whether the JSON API serves only project pages, no page per release.
+    project_pages_only: Arc<AtomicBool>,
     server: Arc<tiny_http::Server>,
 }
 
@@ -39,10 +43,14 @@ impl PypiIndex {
         let releases: Arc<Mutex<Releases>> = Arc::default();
         let (srv, served, seen) = (server.clone(), wheels.clone(), requests.clone());
         let dated = releases.clone();
+        let project_pages_only: Arc<AtomicBool> = Arc::default();
+        let pages_only = project_pages_only.clone();
         std::thread::spawn(move || {
             for request in srv.incoming_requests() {
                 seen.lock().unwrap().push(request.url().to_string());
-                let response = match json_api(&dated.lock().unwrap(), request.url()) {
+                let pages_only = pages_only.load(Ordering::SeqCst);
+                let releases = dated.lock().unwrap();
+                let response = match json_api(&releases, request.url(), pages_only) {
                     Some(response) => response,
                     None => answer(&served.lock().unwrap(), request.url()),
                 };
@@ -55,8 +63,14 @@ impl PypiIndex {
             wheels,
             requests,
             releases,
+            project_pages_only,
             server,
         }
+    }
+
+    /// Serves the JSON API as bandersnatch mirrors do: the project's page, no page per release.
+    pub fn serve_project_pages_only(&self) {
+        self.project_pages_only.store(true, Ordering::SeqCst);
     }
 
     /// Publishes `version`, long ago: a pure-Python wheel whose module `NAME` has
@@ -252,26 +266,49 @@ impl Fixture {
     }
 }
 
-/// PyPI's JSON API for one release: `/pypi/<name>/<version>/json`; `None` for any other path.
+/// PyPI's JSON API: one release's page, `/pypi/<name>/<version>/json`, unless `pages_only`, and
+/// the project's page, `/pypi/<name>/json`, with every release; `None` for any other path.
 fn json_api(
     releases: &Releases,
     url: &str,
+    pages_only: bool,
 ) -> Option<tiny_http::Response<std::io::Cursor<Vec<u8>>>> {
     let path = url.split('?').next().unwrap_or_default();
     let rest = path.strip_prefix("/pypi/")?.strip_suffix("/json")?;
-    let (name, version) = rest.split_once('/')?;
-    let key = (name.to_string(), version.to_string());
-    let Some((time, yanked)) = releases.get(&key) else {
+    let file = |name: &str, version: &str, time: &str, yanked: &Option<String>| {
+        serde_json::json!({"filename": format!("{name}-{version}-py3-none-any.whl"),
+            "packagetype": "bdist_wheel", "upload_time_iso_8601": time,
+            "yanked": yanked.is_some(), "yanked_reason": yanked})
+    };
+    let body = match rest.split_once('/') {
+        Some((name, version)) if !pages_only => {
+            let key = (name.to_string(), version.to_string());
+            releases.get(&key).map(|(time, yanked)| {
+                serde_json::json!({
+                    "info": {"name": name, "version": version, "yanked": yanked.is_some(), "yanked_reason": yanked},
+                    "urls": [file(name, version, time, yanked)],
+                })
+            })
+        }
+        Some(_) => None,
+        None => {
+            let project: serde_json::Map<String, serde_json::Value> = releases
+                .iter()
+                .filter(|((name, _), _)| name == rest)
+                .map(|((name, v), (time, yanked))| {
+                    (v.clone(), serde_json::json!([file(name, v, time, yanked)]))
+                })
+                .collect();
+            (!project.is_empty())
+                .then(|| serde_json::json!({"info": {"name": rest}, "releases": project}))
+        }
+    };
+    let Some(body) = body else {
         return Some(
             tiny_http::Response::from_data(b"{\"message\": \"Not Found\"}".to_vec())
                 .with_status_code(404),
         );
     };
-    let file = format!("{name}-{version}-py3-none-any.whl");
-    let body = serde_json::json!({
-        "info": {"name": name, "version": version, "yanked": yanked.is_some(), "yanked_reason": yanked},
-        "urls": [{"filename": file, "packagetype": "bdist_wheel", "upload_time_iso_8601": time, "yanked": yanked.is_some()}],
-    });
     let kind = tiny_http::Header::from_bytes("Content-Type", "application/json").unwrap();
     Some(tiny_http::Response::from_data(body.to_string().into_bytes()).with_header(kind))
 }
