@@ -158,7 +158,9 @@ fn a_pr_shows_the_resolver_warnings_of_its_build() {
 /// (uv.lock or poetry.lock) names, saying where it came from.
 const LOCKED_TEST: &str = "import pathlib\nimport re\nimport unittest\n\nimport lib\n\n\nclass LockedTest(unittest.TestCase):\n    def test_lib_is_the_locked_version(self):\n        root = pathlib.Path(__file__).resolve().parent.parent\n        lock = next(p for p in (root / 'uv.lock', root / 'poetry.lock') if p.exists()).read_text()\n        locked = re.search(r'name = \"lib\"\\nversion = \"([^\"]+)\"', lock).group(1)\n        print('lib', lib.VERSION, 'from', lib.__file__)\n        self.assertEqual(lib.VERSION, locked, 'lib ' + lib.VERSION + ' imported from ' + lib.__file__)\n";
 
-const UV_PROJECT: &str = "[project]\nname = \"app\"\nversion = \"0.1.0\"\nrequires-python = \">=3.9\"\ndependencies = [\"lib>=1.0\"]\n";
+/// lib is only a test dependency, in a group `uv sync` leaves out by default (pydantic-settings
+/// keeps pytest in `testing`): the frozen install must bring it anyway.
+const UV_PROJECT: &str = "[project]\nname = \"app\"\nversion = \"0.1.0\"\nrequires-python = \">=3.9\"\ndependencies = []\n\n[dependency-groups]\ntesting = [\"lib>=1.0\"]\n";
 
 const POETRY_PROJECT: &str = "[tool.poetry]\nname = \"app\"\nversion = \"0.1.0\"\ndescription = \"\"\nauthors = []\npackage-mode = false\n\n[tool.poetry.dependencies]\npython = \"^3.9\"\nlib = \">=1.0\"\n";
 
@@ -237,8 +239,8 @@ fn test_output(run: &Run, i: usize) -> String {
         .to_string()
 }
 
-/// The pydantic-settings case: uv.lock moves lib to 1.0.1 while the operator's virtualenv, first
-/// on PATH, has 1.0.0. Without a frozen install (the control) the tests import the operator's
+/// The pydantic-settings case: uv.lock moves lib (a `testing` group dependency) to 1.0.1 while the
+/// operator's virtualenv, first on PATH, has 1.0.0. Without a frozen install (the control) the tests import the operator's
 /// 1.0.0 and fail; with it, `python3 -m unittest` and `uv run python -m unittest` both import the
 /// locked 1.0.1 from the unit's own virtualenv, and the PRs say how it was built.
 #[test]
@@ -293,7 +295,12 @@ fn uv_tests_import_the_locked_version_not_the_operators_virtualenv() {
             run.said()
         );
         let installs = &run.action(i)["installs"];
-        assert_eq!(installs[0]["command"], "uv sync --frozen", "{}", run.said());
+        assert_eq!(
+            installs[0]["command"],
+            "uv sync --frozen --all-groups --all-extras",
+            "{}",
+            run.said()
+        );
         assert_eq!(installs[0]["ok"], true);
     }
     assert_eq!(
@@ -307,7 +314,7 @@ fn uv_tests_import_the_locked_version_not_the_operators_virtualenv() {
         let body = pull["body"].as_str().unwrap();
         assert!(
             body.contains(
-                "on an environment built from the committed files alone (`uv sync --frozen`)."
+                "on an environment built from the committed files alone (`uv sync --frozen --all-groups --all-extras`)."
             ),
             "{body}"
         );

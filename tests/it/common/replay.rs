@@ -326,7 +326,7 @@ impl Replay {
             }
             "pnpm" => vec![at("pnpm install --frozen-lockfile")],
             "bun" => vec![at("bun install --frozen-lockfile")],
-            "uv" => vec![at("uv sync --frozen")],
+            "uv" => vec![at("uv sync --frozen --all-groups --all-extras")],
             "poetry" => vec![
                 at(&format!("python3 -m venv {venv}")),
                 at("poetry install --sync"),
