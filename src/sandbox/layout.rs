@@ -112,7 +112,7 @@ pub(crate) fn toolchains(
     let mut dirs: Vec<PathBuf> = dirs
         .iter()
         .filter_map(|d| d.canonicalize().ok())
-        .map(virtualenv_root)
+        .map(installation_root)
         .collect();
     dirs.sort();
     dirs.dedup();
@@ -124,13 +124,19 @@ pub(crate) fn toolchains(
     (outer, vars)
 }
 
-/// A Python virtualenv's `bin` stands for the whole virtualenv: its scripts import from the
-/// `lib` beside it.
-fn virtualenv_root(dir: PathBuf) -> PathBuf {
+/// A `bin` on PATH stands for the installation it belongs to where its programs read the rest of
+/// it: a Python virtualenv (its scripts import from the `lib` beside them) and a Go root (`go`
+/// finds its GOROOT, `pkg/tool` and `src`, from where the binary is).
+fn installation_root(dir: PathBuf) -> PathBuf {
     match dir.parent() {
         Some(root) if root.join("pyvenv.cfg").is_file() => root.to_path_buf(),
+        Some(root) if dir.ends_with("bin") && is_go_root(root) => root.to_path_buf(),
         _ => dir,
     }
+}
+
+fn is_go_root(dir: &Path) -> bool {
+    dir.join("VERSION").is_file() && dir.join("pkg/tool").is_dir() && dir.join("src").is_dir()
 }
 
 /// A unit's directories.
@@ -291,6 +297,23 @@ mod tests {
         let (dirs, _) = toolchains(&env, None, &[]);
         let root = root.path().canonicalize().unwrap();
         assert_eq!(dirs, vec![root.join("plain/bin"), root.join("tools")]);
+    }
+
+    #[test]
+    fn a_go_root_on_path_is_exposed_whole() {
+        let root = tempfile::tempdir().unwrap();
+        let go = root.path().join("go-1.26/go");
+        for dir in ["bin", "pkg/tool", "src"] {
+            std::fs::create_dir_all(go.join(dir)).unwrap();
+        }
+        std::fs::write(go.join("VERSION"), "go1.26.6\n").unwrap();
+        std::fs::create_dir_all(root.path().join("almost/bin")).unwrap();
+        std::fs::create_dir_all(root.path().join("almost/pkg/tool")).unwrap();
+        let path = std::env::join_paths([go.join("bin"), root.path().join("almost/bin")]).unwrap();
+        let env = BTreeMap::from([(OsString::from("PATH"), path)]);
+        let (dirs, _) = toolchains(&env, None, &[]);
+        let root = root.path().canonicalize().unwrap();
+        assert_eq!(dirs, vec![root.join("almost/bin"), root.join("go-1.26/go")]);
     }
 
     #[test]
