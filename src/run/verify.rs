@@ -50,11 +50,11 @@ impl Worker<'_> {
         let ecosystems: BTreeSet<&str> =
             unit.commands.iter().map(|m| m.ecosystem.as_str()).collect();
         let ecosystems: Vec<&str> = ecosystems.into_iter().collect();
-        let root = workspace
-            .root()
-            .canonicalize()
-            .map_err(|e| Stop::failed(format!("reading the workspace: {e}")))?;
-        Ok(changes::snapshot(&root, dir, &ecosystems))
+        Ok(changes::snapshot(
+            &canonical_root(workspace)?,
+            dir,
+            &ecosystems,
+        ))
     }
 
     /// What changed between `before` and now, checked against the unit's declared updates; the
@@ -85,16 +85,7 @@ impl Worker<'_> {
         }
         Ok((verdict, diff, after))
     }
-}
 
-fn unreadable(e: &ChangesError) -> Stop {
-    Stop::failed(format!(
-        "{}: cannot verify what the commands changed: {e}",
-        e.code()
-    ))
-}
-
-impl Worker<'_> {
     /// Where this unit's lock files may newly resolve from: besides the hosts the operator
     /// allows, the registries the unit's configuration names (read from the workspace, whose
     /// configuration files no command may change, and the operator's seeded files).
@@ -111,10 +102,7 @@ impl Worker<'_> {
             npmrc: seed(Tool::Npmrc),
             yarnrc_yml: seed(Tool::YarnrcYml),
         };
-        let root = workspace
-            .root()
-            .canonicalize()
-            .map_err(|e| Stop::failed(format!("reading the workspace: {e}")))?;
+        let root = canonical_root(workspace)?;
         let configured = changes::configured_registries(&root, dir, &config).map_err(|e| {
             Stop::failed(format!(
                 "{}: cannot read the registry configuration: {e}",
@@ -126,6 +114,21 @@ impl Worker<'_> {
             configured,
         })
     }
+}
+
+/// The workspace's root with every link resolved, as the readers need it.
+fn canonical_root(workspace: &Workspace) -> Result<std::path::PathBuf, Stop> {
+    workspace
+        .root()
+        .canonicalize()
+        .map_err(|e| Stop::failed(format!("reading the workspace: {e}")))
+}
+
+fn unreadable(e: &ChangesError) -> Stop {
+    Stop::failed(format!(
+        "{}: cannot verify what the commands changed: {e}",
+        e.code()
+    ))
 }
 
 /// The refusal a verdict's blocking findings make, if any: `denied` when the commands did
