@@ -69,22 +69,14 @@ pub fn body(text: &str, allow_mentions: bool) -> String {
 /// Untrusted text shown on one line inside a body (a table cell, a list item): [`body`]'s rules,
 /// with control characters and line breaks made spaces.
 pub fn body_line(text: &str, allow_mentions: bool) -> String {
-    let cleaned: String = text
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    body(&cleaned, allow_mentions)
+    body(&one_line(text), allow_mentions)
 }
 
 /// One line of plain text, for a title or a commit message: control characters and line breaks
 /// become spaces, skip directives are broken, and mentions and references go in code spans,
 /// where neither a forge nor a commit parser reads them and nothing invisible is added.
 pub fn line(text: &str, allow_mentions: bool) -> String {
-    let cleaned: String = text
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    let text = break_skip_directives(&cleaned);
+    let text = break_skip_directives(&one_line(text));
     if allow_mentions {
         return text;
     }
@@ -101,6 +93,13 @@ pub fn line(text: &str, allow_mentions: bool) -> String {
 pub fn literal(text: &str) -> String {
     let cleaned: String = text.chars().filter(|c| !c.is_control()).collect();
     break_references(&break_skip_directives(&cleaned))
+}
+
+/// `text` on one line: control characters, line breaks included, become spaces.
+fn one_line(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
 }
 
 fn break_references(text: &str) -> String {
