@@ -268,7 +268,7 @@ pub struct ScreeningRecord {
 /// The verdict that decided an update's fate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Verdict {
+pub enum TestVerdict {
     Passed,
     Failed,
     NotRun,
@@ -294,7 +294,7 @@ pub struct UpdateReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pull_request: Option<u64>,
     /// The test outcome that decided it.
-    pub test: Verdict,
+    pub test: TestVerdict,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

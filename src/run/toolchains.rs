@@ -10,7 +10,7 @@ use super::unit::Unit;
 use crate::finding::Code;
 use crate::report::ActionReport;
 use crate::sandbox::{Command, Unit as Cell};
-use crate::toolchain::{self, Check, Policy, Tool, Verdict, machine};
+use crate::toolchain::{self, Check, Tool, ToolchainPolicy, ToolchainVerdict, machine};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::Path;
@@ -57,7 +57,7 @@ impl Worker<'_> {
         }
         let mismatches: Vec<String> = checks
             .iter()
-            .filter(|c| c.verdict == Verdict::Mismatch)
+            .filter(|c| c.verdict == ToolchainVerdict::Mismatch)
             .map(Check::describe)
             .collect();
         for m in &mismatches {
@@ -67,7 +67,7 @@ impl Worker<'_> {
             ));
         }
         report.toolchains.extend(checks);
-        if self.settings.toolchain_policy == Policy::Fail && !mismatches.is_empty() {
+        if self.settings.toolchain_policy == ToolchainPolicy::Fail && !mismatches.is_empty() {
             return Err(Stop::failed(format!(
                 "[{}] {}; no command ran",
                 Code::ToolchainMismatch,
