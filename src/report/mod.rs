@@ -108,7 +108,7 @@ pub struct ProcessRecord {
 }
 
 impl ProcessRecord {
-    pub fn of(outcome: crate::sandbox::Outcome) -> Self {
+    pub fn of(outcome: crate::sandbox::ProcessOutcome) -> Self {
         let failed = !outcome.exit.success();
         Self {
             result: outcome.result(),

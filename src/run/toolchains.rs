@@ -9,7 +9,7 @@ use super::stop::Stop;
 use super::unit::Unit;
 use crate::finding::Code;
 use crate::report::ActionReport;
-use crate::sandbox::{Command, Unit as Cell};
+use crate::sandbox::{Cell, Program};
 use crate::toolchain::{self, Check, Tool, ToolchainPolicy, ToolchainVerdict, machine};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -80,7 +80,7 @@ impl Worker<'_> {
     /// The version `tool` reports in the cell; `None` when it cannot be run or says none.
     fn probe(&self, (cell, env): Exec<'_>, tool: Tool, dir: &Path) -> Result<Option<String>, Stop> {
         let outcome = cell
-            .run(&Command {
+            .run(&Program {
                 argv: &tool.probe(),
                 cwd: dir,
                 env,

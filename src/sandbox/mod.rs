@@ -42,8 +42,8 @@ pub use config::{
 pub use error::SandboxError;
 pub use helper::{HELPER_ARG, enter_if_requested};
 pub use limits::{Limits, Size};
-pub use outcome::{Exit, OUTPUT_TAIL_BYTES, Outcome, redact};
+pub use outcome::{Exit, OUTPUT_TAIL_BYTES, ProcessOutcome, redact};
 pub use probe::Sandbox;
 pub use spawn::interrupt;
 pub use token::{ParentEnv, parent_env, take_env, wipe_value};
-pub use unit::{Command, Unit, UnitSpec};
+pub use unit::{Cell, Program, UnitSpec};

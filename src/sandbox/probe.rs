@@ -9,7 +9,7 @@ use super::job::Identity;
 use super::layout::{self, Layout};
 use super::reaper::processes_of;
 use super::spawn::Zygote;
-use super::unit::{Unit, UnitSpec};
+use super::unit::{Cell, UnitSpec};
 use super::{Isolation, Level, SandboxConfig, SandboxError};
 use std::collections::BTreeSet;
 use std::ffi::OsString;
@@ -303,7 +303,7 @@ impl Sandbox {
 
     /// Starts a unit in `spec.slot`: a fresh HOME, TMPDIR and work directory, seeded with the
     /// operator's opted-in configuration.
-    pub fn unit(&self, spec: UnitSpec) -> Result<Unit<'_>, SandboxError> {
+    pub fn unit(&self, spec: UnitSpec) -> Result<Cell<'_>, SandboxError> {
         let slots = self.config.slots;
         if spec.slot >= slots {
             return Err(SandboxError::NoSuchSlot {
@@ -344,7 +344,7 @@ impl Sandbox {
         let canonical =
             |paths: Vec<PathBuf>| paths.into_iter().filter_map(|p| p.canonicalize().ok());
         let writable: Vec<PathBuf> = canonical(spec.writable).collect();
-        let unit = Unit {
+        let unit = Cell {
             sandbox: self,
             slot: spec.slot,
             identity,

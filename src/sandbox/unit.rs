@@ -4,7 +4,7 @@
 use super::guard::{PermissionGuard, Watch};
 use super::job::{Action, Exposure, Identity, Job, MountPlan, Report};
 use super::layout::{self, Layout};
-use super::outcome::{Exit, Outcome, append_log, redacted_tail};
+use super::outcome::{Exit, ProcessOutcome, append_log, redacted_tail};
 use super::{Level, Sandbox, SandboxError, Tool, cgroup, limits, spawn};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -24,7 +24,7 @@ pub struct UnitSpec {
 }
 
 /// One program to run in a unit.
-pub struct Command<'a> {
+pub struct Program<'a> {
     pub argv: &'a [String],
     pub cwd: &'a Path,
     /// The scrubbed environment; the unit replaces HOME, TMPDIR and the tools' locations.
@@ -36,7 +36,7 @@ pub struct Command<'a> {
     pub log: Option<&'a Path>,
 }
 
-pub struct Unit<'a> {
+pub struct Cell<'a> {
     pub(crate) sandbox: &'a Sandbox,
     pub(crate) slot: u32,
     pub(crate) identity: Option<Identity>,
@@ -51,7 +51,7 @@ pub struct Unit<'a> {
     pub(crate) cgroup: Option<PathBuf>,
 }
 
-impl Unit<'_> {
+impl Cell<'_> {
     pub fn slot(&self) -> u32 {
         self.slot
     }
@@ -76,14 +76,14 @@ impl Unit<'_> {
     /// Runs one command to completion, timeout or interrupt; then checks that the runner's
     /// file-command files and the seeded configuration are unchanged. A sandbox failure or a
     /// containment breach is an error; how the command itself ended is in the outcome.
-    pub fn run(&self, command: &Command<'_>) -> Result<Outcome, SandboxError> {
+    pub fn run(&self, command: &Program<'_>) -> Result<ProcessOutcome, SandboxError> {
         let started = Instant::now();
         let finish = |exit: Exit, tail: &[u8], total: u64, full: &[String]| {
             let output_tail = redacted_tail(&String::from_utf8_lossy(tail), command.secrets);
             let limit = (!exit.success())
                 .then(|| self.limit_bitten(&exit, full, &output_tail))
                 .flatten();
-            Outcome {
+            ProcessOutcome {
                 exit,
                 duration: started.elapsed(),
                 output_tail,
@@ -298,7 +298,7 @@ fn utf8_env(env: BTreeMap<OsString, OsString>) -> Result<Vec<(String, String)>, 
         .collect()
 }
 
-impl Drop for Unit<'_> {
+impl Drop for Cell<'_> {
     fn drop(&mut self) {
         let _ = layout::remove_tree(&self.layout.dir);
         if let Some(dir) = &self.cgroup {
