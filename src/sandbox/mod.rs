@@ -37,7 +37,7 @@ mod unit;
 pub use claim::{CLAIMS_DIR, RANGE_STRIDE};
 pub use config::{
     CONTAINER_FILE_COMMANDS, DEFAULT_UID_BASE, FILE_COMMAND_VARS, Isolation, Level, SandboxConfig,
-    Seed, Tool,
+    Seed, ToolConfig,
 };
 pub use error::SandboxError;
 pub use helper::{HELPER_ARG, enter_if_requested};

@@ -5,7 +5,7 @@ use super::cgroup::Cgroups;
 use super::claim;
 use super::guard::{PermissionGuard, RootGuard, Watch};
 use super::identity;
-use super::job::Identity;
+use super::job::SlotIdentity;
 use super::layout::{self, Layout};
 use super::reaper::processes_of;
 use super::spawn::Zygote;
@@ -38,7 +38,7 @@ pub struct Sandbox {
     pub(crate) cgroups: Option<Cgroups>,
     cgroup_note: Option<String>,
     /// The uids this run holds on the host (root levels).
-    claim: Option<claim::Claim>,
+    claim: Option<claim::UidClaim>,
     busy: Mutex<BTreeSet<u32>>,
     next: AtomicU64,
     pub(crate) zygote: Zygote,
@@ -243,7 +243,7 @@ impl Sandbox {
     /// Whether `uid` (slot `slot`'s, gid the same) is free of processes and owns nothing
     /// protected.
     fn check_uid(&self, uid: u32, slot: u32) -> Result<(), SandboxError> {
-        let id = Identity { uid, gid: uid };
+        let id = SlotIdentity { uid, gid: uid };
         let pids = processes_of(id.uid, -1).map_err(SandboxError::Setup)?;
         if !pids.is_empty() {
             let pids: Vec<String> = pids.iter().map(i32::to_string).collect();
@@ -294,11 +294,11 @@ impl Sandbox {
         }))
     }
 
-    pub(crate) fn identity(&self, slot: u32) -> Option<Identity> {
+    pub(crate) fn identity(&self, slot: u32) -> Option<SlotIdentity> {
         let id = self.config.uid_base.checked_add(slot)?;
         self.level
             .drops_uid()
-            .then_some(Identity { uid: id, gid: id })
+            .then_some(SlotIdentity { uid: id, gid: id })
     }
 
     /// Starts a unit in `spec.slot`: a fresh HOME, TMPDIR and work directory, seeded with the
@@ -314,7 +314,7 @@ impl Sandbox {
         if !self.lock_busy().insert(spec.slot) {
             return Err(SandboxError::SlotBusy(spec.slot));
         }
-        let claimed = Claim(self, spec.slot);
+        let claimed = SlotClaim(self, spec.slot);
         // The slot's uid had no process at the probe, and every command's end kills them all.
         let identity = self.identity(spec.slot);
         let name = format!(
@@ -409,9 +409,9 @@ impl Sandbox {
 }
 
 /// Releases a slot if creating its unit fails half-way.
-struct Claim<'a>(&'a Sandbox, u32);
+struct SlotClaim<'a>(&'a Sandbox, u32);
 
-impl Drop for Claim<'_> {
+impl Drop for SlotClaim<'_> {
     fn drop(&mut self) {
         self.0.release(self.1);
     }

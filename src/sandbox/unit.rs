@@ -2,10 +2,10 @@
 //! removed when the unit is dropped.
 
 use super::guard::{PermissionGuard, Watch};
-use super::job::{Action, Exposure, Identity, Job, MountPlan, Report};
+use super::job::{Exposure, Job, JobAction, MountPlan, Report, SlotIdentity};
 use super::layout::{self, Layout};
 use super::outcome::{Exit, ProcessOutcome, append_log, redacted_tail};
-use super::{Level, Sandbox, SandboxError, Tool, cgroup, limits, spawn};
+use super::{Level, Sandbox, SandboxError, ToolConfig, cgroup, limits, spawn};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -39,11 +39,11 @@ pub struct Program<'a> {
 pub struct Cell<'a> {
     pub(crate) sandbox: &'a Sandbox,
     pub(crate) slot: u32,
-    pub(crate) identity: Option<Identity>,
+    pub(crate) identity: Option<SlotIdentity>,
     pub(crate) layout: Layout,
     pub(crate) hidden: Vec<PathBuf>,
     pub(crate) writable: Vec<PathBuf>,
-    pub(crate) seeds: Vec<(Tool, PathBuf)>,
+    pub(crate) seeds: Vec<(ToolConfig, PathBuf)>,
     pub(crate) seed_watch: Watch,
     /// The uid level's permission changes on this unit's own hidden paths, undone on drop.
     pub(crate) permissions: Option<PermissionGuard>,
@@ -95,7 +95,7 @@ impl Cell<'_> {
             let exit = Exit::SpawnFailed("the run is being interrupted".into());
             return Ok(finish(exit, b"", 0, &[]));
         }
-        let action = Action::Exec(command.argv.to_vec());
+        let action = JobAction::Exec(command.argv.to_vec());
         let job = self.job(action, command.cwd, command.env, command.timeout)?;
         // The output goes to a private file first: the log gets it redacted.
         let mut tee = match command.log {
@@ -158,7 +158,7 @@ impl Cell<'_> {
         env: &BTreeMap<OsString, OsString>,
     ) -> Result<Vec<(String, Option<PathBuf>)>, SandboxError> {
         let job = self.job(
-            Action::Check(programs.to_vec()),
+            JobAction::Check(programs.to_vec()),
             &self.layout.work,
             env,
             Duration::from_secs(30),
@@ -182,13 +182,13 @@ impl Cell<'_> {
 
     fn job(
         &self,
-        action: Action,
+        action: JobAction,
         cwd: &Path,
         env: &BTreeMap<OsString, OsString>,
         timeout: Duration,
     ) -> Result<Job, SandboxError> {
         let sandbox = self.sandbox;
-        let seeded: Vec<Tool> = self.seeds.iter().map(|(tool, _)| *tool).collect();
+        let seeded: Vec<ToolConfig> = self.seeds.iter().map(|(tool, _)| *tool).collect();
         let env = utf8_env(self.layout.env(env, &seeded, &sandbox.toolchain_env))?;
         let mut protected = sandbox.protected.clone();
         protected.extend(self.hidden.iter().cloned());
@@ -248,7 +248,7 @@ impl Cell<'_> {
 fn verdict(
     reports: Vec<Report>,
     timeout: Duration,
-    identity: Option<Identity>,
+    identity: Option<SlotIdentity>,
 ) -> Result<Exit, SandboxError> {
     let mut exit = None;
     for report in reports {
@@ -320,7 +320,7 @@ mod tests {
     #[test]
     fn containment_failures_are_errors_and_the_most_telling_exit_wins() {
         let t = Duration::from_secs(5);
-        let id = Some(Identity {
+        let id = Some(SlotIdentity {
             uid: 61_000,
             gid: 61_000,
         });
