@@ -5,7 +5,7 @@
 use super::Worker;
 use super::stop::Stop;
 use super::unit::Unit;
-use crate::changes::{self, ChangesError, Code, Declared, Snapshot, Trust, Verdict};
+use crate::changes::{self, ChangesError, Code, DeclaredUpdate, Snapshot, Trust, Verdict};
 use crate::git::Workspace;
 use crate::sandbox::ToolConfig;
 use std::collections::BTreeSet;
@@ -67,10 +67,10 @@ impl Worker<'_> {
         dir: &Path,
     ) -> Result<(Verdict, changes::Diff, Snapshot), Stop> {
         let after = self.snapshot(unit, workspace, dir)?;
-        let declared: Vec<Declared> = unit
+        let declared: Vec<DeclaredUpdate> = unit
             .updates
             .iter()
-            .map(|u| Declared {
+            .map(|u| DeclaredUpdate {
                 package: u.package.clone(),
                 from: u.from.clone(),
                 to: u.to.clone(),
