@@ -1,10 +1,13 @@
 //! Comparing a declared version with the one found, by the rule of the file that declared it.
 
-use super::{Declared, Rule, ToolchainVerdict};
+use super::{DeclaredVersion, Rule, ToolchainVerdict};
 use std::str::FromStr;
 
 /// The verdict, and why a declaration could not be checked.
-pub fn compare(declared: &Declared, found: Option<&str>) -> (ToolchainVerdict, Option<String>) {
+pub fn compare(
+    declared: &DeclaredVersion,
+    found: Option<&str>,
+) -> (ToolchainVerdict, Option<String>) {
     let unchecked = |why: &str| (ToolchainVerdict::Unchecked, Some(why.to_string()));
     let Some(test) = matcher(declared) else {
         return match declared.rule {
@@ -26,7 +29,7 @@ pub fn compare(declared: &Declared, found: Option<&str>) -> (ToolchainVerdict, O
 type Matcher = Box<dyn Fn(&[u64]) -> bool>;
 
 /// A test of the version found, or `None` when the declaration names nothing comparable.
-fn matcher(declared: &Declared) -> Option<Matcher> {
+fn matcher(declared: &DeclaredVersion) -> Option<Matcher> {
     let value = declared.value.trim();
     match declared.rule {
         Rule::Range => {
@@ -136,7 +139,7 @@ mod tests {
     use super::*;
 
     fn verdict(rule: Rule, value: &str, found: &str) -> ToolchainVerdict {
-        let declared = Declared {
+        let declared = DeclaredVersion {
             tool: Tool::Node,
             file: "f".into(),
             value: value.into(),
@@ -190,7 +193,7 @@ mod tests {
         assert_eq!(verdict(Rule::Specifier, "3.x", "3.11.2"), Unchecked);
         assert_eq!(verdict(Rule::Prefix, "lts/*", "20.11.1"), Unchecked);
         assert_eq!(verdict(Rule::Prefix, "stable", "1.95.0"), Unchecked);
-        let declared = Declared {
+        let declared = DeclaredVersion {
             tool: Tool::Go,
             file: "go.mod".into(),
             value: "1.21".into(),
@@ -199,7 +202,7 @@ mod tests {
         assert_eq!(compare(&declared, None), (Mismatch, None));
         assert_eq!(
             compare(
-                &Declared {
+                &DeclaredVersion {
                     value: "lts/iron".into(),
                     ..declared
                 },

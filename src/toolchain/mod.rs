@@ -106,7 +106,7 @@ pub enum Rule {
 
 /// One version a repository declares.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Declared {
+pub struct DeclaredVersion {
     pub tool: Tool,
     /// The file it came from, relative to the repository root.
     pub file: String,
@@ -141,7 +141,7 @@ pub struct Check {
 }
 
 impl Check {
-    pub fn new(branch: &str, declared: &Declared, found: Option<&str>) -> Self {
+    pub fn new(branch: &str, declared: &DeclaredVersion, found: Option<&str>) -> Self {
         let (verdict, note) = compare::compare(declared, found);
         Self {
             branch: branch.to_string(),
@@ -232,7 +232,7 @@ mod tests {
 
     #[test]
     fn a_check_describes_tool_file_declared_and_found() {
-        let declared = Declared {
+        let declared = DeclaredVersion {
             tool: Tool::Rustc,
             file: "rust-toolchain.toml".into(),
             value: "1.70.0".into(),
