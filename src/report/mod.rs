@@ -191,7 +191,7 @@ pub struct LockFormatChange {
 
 /// A finding of the change verification, as the report carries it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct ChangeFinding {
+pub struct FindingRecord {
     pub code: Code,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub package: Option<String>,
@@ -212,7 +212,7 @@ pub struct ChangeRecord {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub lock_formats: Vec<LockFormatChange>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub findings: Vec<ChangeFinding>,
+    pub findings: Vec<FindingRecord>,
     #[serde(skip)]
     pub updates: Vec<UpdateFact>,
 }
@@ -236,7 +236,7 @@ impl ChangeRecord {
             findings: verdict
                 .findings
                 .iter()
-                .map(|f| ChangeFinding {
+                .map(|f| FindingRecord {
                     code: f.code,
                     package: f.package.clone(),
                     message: f.message.clone(),
