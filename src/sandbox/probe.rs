@@ -49,12 +49,12 @@ pub struct Sandbox {
 }
 
 /// Why a level was not taken: not available here (try the next), or a refusal to report.
-enum Attempt {
+enum LevelFailure {
     Unavailable(String),
     Refused(SandboxError),
 }
 
-impl From<SandboxError> for Attempt {
+impl From<SandboxError> for LevelFailure {
     /// A setting the operator must change stops the probe; anything else means this level does
     /// not work here (a missing capability, a refused system call), and the next one is tried.
     fn from(e: SandboxError) -> Self {
@@ -66,9 +66,9 @@ impl From<SandboxError> for Attempt {
             | SandboxError::ClaimsDir { .. }
             | SandboxError::BadUidBase { .. }
             | SandboxError::Reachable { .. }
-            | SandboxError::Unreachable { .. } => Attempt::Refused(e),
-            SandboxError::Setup(why) => Attempt::Unavailable(why),
-            other => Attempt::Unavailable(other.to_string()),
+            | SandboxError::Unreachable { .. } => LevelFailure::Refused(e),
+            SandboxError::Setup(why) => LevelFailure::Unavailable(why),
+            other => LevelFailure::Unavailable(other.to_string()),
         }
     }
 }
@@ -95,8 +95,8 @@ impl Sandbox {
                     }
                     return Ok(sandbox);
                 }
-                Err(Attempt::Unavailable(why)) => tried.push(format!("{level}: {why}")),
-                Err(Attempt::Refused(e)) => return Err(e),
+                Err(LevelFailure::Unavailable(why)) => tried.push(format!("{level}: {why}")),
+                Err(LevelFailure::Refused(e)) => return Err(e),
             }
         }
         Err(no_isolation(euid, &tried))
@@ -136,7 +136,7 @@ impl Sandbox {
         self.watch.verify_file_commands()
     }
 
-    fn attempt(level: Level, config: &SandboxConfig) -> Result<Sandbox, Attempt> {
+    fn attempt(level: Level, config: &SandboxConfig) -> Result<Sandbox, LevelFailure> {
         let canonical = |paths: &mut dyn Iterator<Item = &PathBuf>| -> Vec<PathBuf> {
             paths.filter_map(|p| p.canonicalize().ok()).collect()
         };
@@ -185,7 +185,7 @@ impl Sandbox {
     }
 
     /// Level-specific setup: the mount plan's parts, or the slot uid checks and permissions.
-    fn prepare(&mut self) -> Result<(), Attempt> {
+    fn prepare(&mut self) -> Result<(), LevelFailure> {
         let home = self.config.operator_home.as_deref();
         let (dirs, vars) = layout::toolchains(&self.config.env, home, &self.config.toolchain_dirs);
         self.toolchain_env = vars;
@@ -269,7 +269,7 @@ impl Sandbox {
 
     /// Runs the trial: the programs resolve for the sandbox identity wherever they resolve for
     /// Quartermaster, and no protected path is within its reach.
-    fn trial(&self) -> Result<(), Attempt> {
+    fn trial(&self) -> Result<(), LevelFailure> {
         let unit = self.unit(UnitSpec::default())?;
         let found = unit.resolve(&self.config.programs, &self.config.env)?;
         let path = self.config.env.get(&OsString::from("PATH"));
@@ -288,7 +288,7 @@ impl Sandbox {
         let uid = unit
             .identity
             .map_or_else(|| nix::unistd::geteuid().as_raw(), |i| i.uid);
-        Err(Attempt::Refused(SandboxError::Unreachable {
+        Err(LevelFailure::Refused(SandboxError::Unreachable {
             uid,
             programs: missing.join(", "),
         }))
