@@ -4,7 +4,7 @@
 //! and, on Linux, as the thread's on-CPU time (`/proc/thread-self/schedstat`), which a loaded
 //! shared machine does not inflate.
 
-use quartermaster::changes::{Declared, Trust, UpdateType, check, diff, snapshot};
+use quartermaster::changes::{DeclaredUpdate, Trust, UpdateType, check, diff, snapshot};
 use std::fmt::Write as _;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -66,8 +66,8 @@ fn main() {
     let (before_dir, after_dir) = (root.path().join("before"), root.path().join("after"));
     project(&before_dir, 0);
     project(&after_dir, 30);
-    let declared: Vec<Declared> = (0..30)
-        .map(|i| Declared {
+    let declared: Vec<DeclaredUpdate> = (0..30)
+        .map(|i| DeclaredUpdate {
             package: format!("pkg-{i}"),
             from: format!("1.{i}.0"),
             to: format!("1.{i}.1"),

@@ -6,7 +6,7 @@ use crate::ci::progress::Progress;
 use crate::config::{ConfigError, NamedPlanConfig};
 use crate::harden::lock;
 use crate::named_plan::{
-    Claim, Outcome, PlanName, PlanStore, StoreError, plan_json, result_content,
+    Claim, PlanName, PlanStatus, PlanStore, StoreError, plan_json, result_content,
 };
 use crate::report::RunReport;
 use std::sync::{Arc, Mutex};
@@ -73,7 +73,7 @@ impl Claimed {
         let Some(pending) = lock(&self.slot).take() else {
             return Vec::new();
         };
-        let outcome = Outcome::from_run(report.validation.valid, report.exit_code);
+        let outcome = PlanStatus::from_run(report.validation.valid, report.exit_code);
         let content = result_content(&report.to_markdown(), &report.to_json());
         let errors = pending.answer(outcome, &content);
         if errors.is_empty() {
@@ -88,7 +88,7 @@ impl Claimed {
 }
 
 impl Pending {
-    fn answer(&self, outcome: Outcome, content: &str) -> Vec<StoreError> {
+    fn answer(&self, outcome: PlanStatus, content: &str) -> Vec<StoreError> {
         let result = self.store.write_result(&self.result, outcome, content);
         let status = self.store.finish(&self.claim, outcome);
         [result.err(), status.err()].into_iter().flatten().collect()
@@ -101,6 +101,6 @@ impl Pending {
              no report was written. Actions it had started may be partly done: check the \
              repository's branches and pull requests before planning them again.\n"
         );
-        self.answer(Outcome::Failed, &content)
+        self.answer(PlanStatus::Failed, &content)
     }
 }

@@ -57,14 +57,14 @@ pub enum ChangeKind {
 
 /// A name whose copies (versions, sources, or which one is direct) changed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PackageChange {
+pub struct PackageDiff {
     pub name: String,
     pub kind: ChangeKind,
     pub before: Resolved,
     pub after: Resolved,
 }
 
-impl PackageChange {
+impl PackageDiff {
     /// Whether the working directory depends on it directly, before or after.
     pub fn is_direct(&self) -> bool {
         self.before.direct().is_some() || self.after.direct().is_some()
@@ -124,7 +124,7 @@ pub struct EcosystemDiff {
     /// The lock's format before and after, when both are stated and differ.
     pub format: Option<FormatChange>,
     /// Changed names, sorted.
-    pub packages: Vec<PackageChange>,
+    pub packages: Vec<PackageDiff>,
     /// Names whose copies did not change, with their copies (to say where an update stayed).
     pub unchanged: BTreeMap<String, Resolved>,
     pub integrity: Vec<IntegrityChange>,
@@ -218,7 +218,7 @@ fn ecosystem_diff(
             (_, true) => ChangeKind::Removed,
             _ => ChangeKind::Changed,
         };
-        out.packages.push(PackageChange {
+        out.packages.push(PackageDiff {
             name: name.to_string(),
             kind,
             before: resolved(b),

@@ -33,7 +33,7 @@ mod tests;
 
 pub use diff::{
     ChangeKind, Copy, Diff, EcosystemDiff, EntryChange, FieldChange, FormatChange, IntegrityChange,
-    PackageChange, Resolved, SourceChange, diff,
+    PackageDiff, Resolved, SourceChange, diff,
 };
 pub use error::ChangesError;
 pub(crate) use go::parse_mod as parse_go_mod;
@@ -42,7 +42,7 @@ pub use owned::{git_files, unverified_files};
 pub use registry::{Configuration, configured as configured_registries};
 pub(crate) use ruby::gemfile_lock as parse_gemfile_lock;
 pub use rules::{
-    ChangeFact, Code, Declared, Finding, Trust, UpdateFact, UpdateType, Verdict, check,
+    ChangeFact, ChangeFinding, Code, DeclaredUpdate, Trust, UpdateFact, UpdateType, Verdict, check,
 };
 pub use source::{Origin, Source};
 pub use text::{READABLE, parse_text};

@@ -96,11 +96,11 @@ pub(crate) fn scalar(value: &Value) -> String {
 struct Lock {
     #[serde(rename = "lockfileVersion")]
     lockfile_version: Option<Value>,
-    packages: Option<HashMap<String, Entry>>,
+    packages: Option<HashMap<String, PackageEntry>>,
 }
 
 #[derive(Deserialize)]
-struct Entry {
+struct PackageEntry {
     name: Option<String>,
     version: Option<String>,
     resolved: Option<String>,
@@ -118,7 +118,7 @@ struct LegacyLock {
 #[derive(Deserialize)]
 struct LegacyEntry {
     #[serde(flatten)]
-    entry: Entry,
+    entry: PackageEntry,
     #[serde(default)]
     dependencies: HashMap<String, LegacyEntry>,
 }
@@ -169,7 +169,7 @@ fn nested(out: &mut Copies, prefix: &str, deps: HashMap<String, LegacyEntry>) {
     }
 }
 
-fn push(out: &mut Copies, key: String, name: String, entry: Entry, source: Source) {
+fn push(out: &mut Copies, key: String, name: String, entry: PackageEntry, source: Source) {
     out.0.push(LockedPackage {
         name,
         version: entry.version.unwrap_or_default(),
@@ -180,7 +180,7 @@ fn push(out: &mut Copies, key: String, name: String, entry: Entry, source: Sourc
     out.1.push(key);
 }
 
-fn entry_source(entry: &Entry) -> Source {
+fn entry_source(entry: &PackageEntry) -> Source {
     entry
         .resolved
         .as_deref()

@@ -9,7 +9,7 @@
 //! no update needs them.
 
 use super::read::Place;
-use super::rules::{Code, Finding};
+use super::rules::{ChangeFinding, Code};
 use super::{Ecosystem, Snapshot};
 use crate::markdown::code;
 use std::collections::BTreeSet;
@@ -73,7 +73,7 @@ pub fn is_git_file(path: &str) -> bool {
 
 /// The refusal of git's own files written, changed or removed by the commands (ignored ones
 /// included: a `.gitignore` can hide itself).
-pub fn git_files(paths: &[String]) -> Option<Finding> {
+pub fn git_files(paths: &[String]) -> Option<ChangeFinding> {
     let found: Vec<String> = paths
         .iter()
         .filter(|p| is_git_file(p))
@@ -96,7 +96,11 @@ pub fn git_files(paths: &[String]) -> Option<Finding> {
 /// The refusals of changed files (`changed`, relative to the repository root) that `after`'s
 /// readers did not read: a manifest or lock file anywhere else, or another dependency file in a
 /// directory no reader looked at. `working_dir` is relative to the root (`.` for the root).
-pub fn unverified_files(changed: &[String], after: &Snapshot, working_dir: &str) -> Vec<Finding> {
+pub fn unverified_files(
+    changed: &[String],
+    after: &Snapshot,
+    working_dir: &str,
+) -> Vec<ChangeFinding> {
     let read: BTreeSet<&str> = after.files.keys().map(String::as_str).collect();
     let read_dirs: BTreeSet<&str> = read.iter().map(|p| parent(p)).collect();
     let wd = if working_dir == "." { "" } else { working_dir };
@@ -156,8 +160,8 @@ fn family(e: Ecosystem) -> u8 {
     }
 }
 
-fn blocking(code: Code, ecosystem: Option<Ecosystem>, message: String) -> Finding {
-    Finding {
+fn blocking(code: Code, ecosystem: Option<Ecosystem>, message: String) -> ChangeFinding {
+    ChangeFinding {
         code,
         ecosystem,
         package: None,

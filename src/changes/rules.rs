@@ -7,7 +7,7 @@
 //! here: the manifests are unchanged and the tool resolved against them; the source and
 //! integrity rules still apply to every changed entry.
 
-use super::diff::{ChangeKind, Diff, EcosystemDiff, FormatChange, PackageChange, Resolved};
+use super::diff::{ChangeKind, Diff, EcosystemDiff, FormatChange, PackageDiff, Resolved};
 use super::source::registry_link;
 pub use super::trust::Trust;
 use super::version::same_version;
@@ -19,7 +19,7 @@ use std::fmt;
 
 /// One update as the plan declares it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Declared {
+pub struct DeclaredUpdate {
     pub package: String,
     pub from: String,
     pub to: String,
@@ -45,7 +45,7 @@ const fn changes_version(t: UpdateType) -> bool {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Finding {
+pub struct ChangeFinding {
     pub code: Code,
     pub ecosystem: Option<Ecosystem>,
     pub package: Option<String>,
@@ -96,7 +96,7 @@ impl fmt::Display for ChangeFact {
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Verdict {
-    pub findings: Vec<Finding>,
+    pub findings: Vec<ChangeFinding>,
     /// Per declared update, in plan order.
     pub updates: Vec<UpdateFact>,
     /// Packages whose direct copy changed (the PR table).
@@ -129,7 +129,7 @@ impl Verdict {
     }
 }
 
-pub fn check(diff: &Diff, declared: &[Declared], trust: &Trust) -> Verdict {
+pub fn check(diff: &Diff, declared: &[DeclaredUpdate], trust: &Trust) -> Verdict {
     let mut verdict = Verdict::default();
     let maintenance = declared
         .iter()
@@ -172,8 +172,8 @@ pub(super) fn finding(
     ecosystem: Option<Ecosystem>,
     package: Option<&str>,
     message: String,
-) -> Finding {
-    Finding {
+) -> ChangeFinding {
+    ChangeFinding {
         code,
         ecosystem,
         package: package.map(str::to_string),
@@ -198,7 +198,11 @@ fn locate<'a>(
     Some(found.find(|(_, _, b, a)| b != a).unwrap_or(first))
 }
 
-fn check_update(diff: &Diff, update: &Declared, findings: &mut Vec<Finding>) -> UpdateFact {
+fn check_update(
+    diff: &Diff,
+    update: &DeclaredUpdate,
+    findings: &mut Vec<ChangeFinding>,
+) -> UpdateFact {
     let mut fact = UpdateFact {
         package: update.package.clone(),
         ecosystem: None,
@@ -250,7 +254,7 @@ fn check_update(diff: &Diff, update: &Declared, findings: &mut Vec<Finding>) -> 
 /// names: its `from` when the base locked that version, its `to` when the lock now does.
 fn ends(
     e: Ecosystem,
-    update: &Declared,
+    update: &DeclaredUpdate,
     before: &Resolved,
     after: &Resolved,
 ) -> (Option<String>, Option<String>) {
@@ -276,7 +280,7 @@ fn ends(
 fn reached(
     eco: &EcosystemDiff,
     name: &str,
-    update: &Declared,
+    update: &DeclaredUpdate,
     before: &Resolved,
     after: &Resolved,
 ) -> bool {
@@ -300,7 +304,7 @@ fn reached(
 fn not_reached(
     p: &str,
     lock: &str,
-    update: &Declared,
+    update: &DeclaredUpdate,
     before: &Resolved,
     after: &Resolved,
 ) -> String {
@@ -326,7 +330,7 @@ fn from_mismatch(
     e: Ecosystem,
     p: &str,
     lock: &str,
-    update: &Declared,
+    update: &DeclaredUpdate,
     before: &Resolved,
 ) -> Option<String> {
     let from = &update.from;
@@ -359,14 +363,14 @@ fn from_mismatch(
 }
 
 /// The direct copy's version or source changed (not merely another copy of the name).
-fn direct_changed(change: &PackageChange) -> bool {
+fn direct_changed(change: &PackageDiff) -> bool {
     let key = |r: &Resolved| r.direct().map(|c| (c.version.clone(), c.source.clone()));
     change.is_direct() && key(&change.before) != key(&change.after)
 }
 
 /// The direct copy moved to another version or source. A source that was merely dropped (npm's
 /// `omit-lockfile-registry-resolved`) is not a move: the new-source rule reports it.
-fn undeclared_move(change: &PackageChange) -> bool {
+fn undeclared_move(change: &PackageDiff) -> bool {
     let (before, after) = (change.before.direct(), change.after.direct());
     match (before, after) {
         (Some(b), Some(a)) => {
@@ -380,9 +384,9 @@ fn undeclared_move(change: &PackageChange) -> bool {
 fn undeclared(
     eco: &EcosystemDiff,
     names: &HashSet<String>,
-    declared: &[Declared],
+    declared: &[DeclaredUpdate],
     maintenance: bool,
-    findings: &mut Vec<Finding>,
+    findings: &mut Vec<ChangeFinding>,
 ) {
     let e = eco.ecosystem;
     let mut replacements: Vec<&str> = declared
@@ -439,7 +443,7 @@ fn undeclared(
         return;
     }
     let lock = eco.lock_file.as_deref().unwrap_or("the lock file");
-    let moved = |c: &&PackageChange| {
+    let moved = |c: &&PackageDiff| {
         undeclared_move(c) && !names.contains(&c.name) && !reported.contains(c.name.as_str())
     };
     for change in eco.packages.iter().filter(moved) {
@@ -457,7 +461,7 @@ fn undeclared(
     }
 }
 
-fn fields(eco: &EcosystemDiff, findings: &mut Vec<Finding>) {
+fn fields(eco: &EcosystemDiff, findings: &mut Vec<ChangeFinding>) {
     for field in &eco.fields {
         let how = match (&field.before, &field.after) {
             (None, _) => "added",
@@ -477,7 +481,7 @@ fn fields(eco: &EcosystemDiff, findings: &mut Vec<Finding>) {
     }
 }
 
-fn integrity(eco: &EcosystemDiff, findings: &mut Vec<Finding>) {
+fn integrity(eco: &EcosystemDiff, findings: &mut Vec<ChangeFinding>) {
     let lock = eco.lock_file.as_deref().unwrap_or("the lock file");
     for change in &eco.integrity {
         let short = |s: &Option<String>| {
@@ -500,7 +504,7 @@ fn integrity(eco: &EcosystemDiff, findings: &mut Vec<Finding>) {
     }
 }
 
-fn change_fact(ecosystem: Ecosystem, change: &PackageChange) -> ChangeFact {
+fn change_fact(ecosystem: Ecosystem, change: &PackageDiff) -> ChangeFact {
     ChangeFact {
         ecosystem,
         name: change.name.clone(),

@@ -3,7 +3,7 @@
 //! URL tools could read as another host than Quartermaster does is never admitted.
 
 use super::diff::EcosystemDiff;
-use super::rules::{Code, Finding, finding};
+use super::rules::{ChangeFinding, Code, finding};
 use super::source::{Origin, default_host, is_public, registry_host};
 use super::{Ecosystem, Source};
 use std::collections::{BTreeMap, HashSet};
@@ -65,7 +65,7 @@ impl Trust {
     /// Every copy the commands brought in must come from where the base's did, or from a
     /// registry that is trusted anyway; a URL that tools could read as another host than
     /// Quartermaster does never is.
-    pub(super) fn check(&self, eco: &EcosystemDiff, findings: &mut Vec<Finding>) {
+    pub(super) fn check(&self, eco: &EcosystemDiff, findings: &mut Vec<ChangeFinding>) {
         let (trust, allowed) = (self, self.allowed());
         let e = eco.ecosystem;
         let lock = eco.lock_file.as_deref().unwrap_or("the lock file");

@@ -1,13 +1,13 @@
 //! `quartermaster explain [CODE]`: what a finding code means and how to fix the plan, as the MCP
 //! `explain_code` tool says it; without a code, every code and its meaning.
 
-use super::{ExplainArgs, Format, fail};
+use super::{ExplainCliArgs, Format, fail};
 use crate::config::ConfigError;
 use crate::finding::explain::{Explanation, explain};
 use crate::finding::{Code, clip, closest};
 use std::process::ExitCode;
 
-pub fn command(args: &ExplainArgs) -> ExitCode {
+pub fn command(args: &ExplainCliArgs) -> ExitCode {
     let Some(input) = &args.code else {
         print!("{}", list());
         return ExitCode::SUCCESS;

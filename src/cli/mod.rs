@@ -47,7 +47,7 @@ pub enum Command {
     /// Check a plan against the schema and the mission's rules; nothing runs.
     ///
     /// Exits 0 when the plan is valid (warnings are printed), 2 when it is not.
-    Validate(ValidateArgs),
+    Validate(ValidateCliArgs),
     /// Print the plan's JSON Schema (draft 2020-12), usable as an LLM structured-output schema.
     Schema,
     /// Write a plan as another engine's work: `--format pangolin`, a pangolin-orchestrator run.
@@ -67,7 +67,7 @@ pub enum Command {
     ///
     /// A code is what `validate` and the report show in brackets: `error[json.syntax]`. Exits 2
     /// for an unknown code, naming the closest one.
-    Explain(ExplainArgs),
+    Explain(ExplainCliArgs),
     /// Serve MCP on standard input and output: tools to check a plan and submit it as a
     /// docker-agent named plan. Runs nothing.
     ///
@@ -79,7 +79,7 @@ pub enum Command {
 }
 
 #[derive(Debug, Args)]
-pub struct ValidateArgs {
+pub struct ValidateCliArgs {
     /// Plan file, `-` for standard input, or `docker-agent:<name>` for a named plan (read, not
     /// claimed).
     #[arg(value_name = "PLAN|-")]
@@ -105,7 +105,7 @@ pub struct ValidateArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct ExplainArgs {
+pub struct ExplainCliArgs {
     /// The finding code, such as `branch.prefix` (or as shown: `error[branch.prefix]`).
     pub code: Option<String>,
     /// Output format (`json`: the MCP `explain_code` tool's answer).

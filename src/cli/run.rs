@@ -103,13 +103,13 @@ fn write_outputs(config: &RunConfig, report: &RunReport, progress: &Progress) ->
 
 /// The token variables taken out of the environment, and the names of every variable that held
 /// one of their values.
-type Taken = (Vec<(String, String)>, Vec<String>);
+type TakenTokens = (Vec<(String, String)>, Vec<String>);
 
 /// Takes the token variables out of the environment before any thread starts, and every other
 /// variable holding one of their values: children, and anything reading `/proc/<pid>/environ`,
 /// find none of them. Returns the tokens, and the names of the variables that held one (raw or
 /// encoded), for the configuration.
-fn take_tokens() -> Result<Taken, ConfigError> {
+fn take_tokens() -> Result<TakenTokens, ConfigError> {
     let setup = |e: sandbox::SandboxError| ConfigError::new(format!("token hygiene: {e}"));
     let mut taken = Vec::new();
     for name in env_vars::TAKEN_AT_START {

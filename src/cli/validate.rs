@@ -1,6 +1,6 @@
 //! `quartermaster validate`: findings as text or JSON, and the exit code.
 
-use super::{EXIT_INVALID, Format, ValidateArgs, fail};
+use super::{EXIT_INVALID, Format, ValidateCliArgs, fail};
 use crate::config::{CiEnv, ConfigError, Inputs, plans_dir};
 use crate::finding::Finding;
 use crate::mission::{self, DEFAULT_MISSION, Mission};
@@ -12,7 +12,7 @@ use std::io::{Read, Write};
 use std::path::Path;
 use std::process::ExitCode;
 
-pub fn command(args: &ValidateArgs) -> ExitCode {
+pub fn command(args: &ValidateCliArgs) -> ExitCode {
     let flags = Inputs {
         mission: args.mission.clone(),
         missions_dir: args.missions_dir.clone(),

@@ -3,7 +3,7 @@
 use super::{ConfigError, RunConfig};
 use crate::forge::github::GithubSettings;
 use crate::forge::gitlab::GitlabSettings;
-use crate::forge::http::Policy;
+use crate::forge::http::RequestPolicy;
 use crate::forge::local::LocalSettings;
 use crate::forge::{ForgeConfig, ForgeKind};
 use crate::scale::export::path_segment;
@@ -46,11 +46,11 @@ impl RunConfig {
     }
 }
 
-fn policy(config: &RunConfig) -> Policy {
-    Policy {
+fn policy(config: &RunConfig) -> RequestPolicy {
+    RequestPolicy {
         write_interval: config.forge_write_interval,
         max_wait: config.forge_max_wait,
-        ..Policy::default()
+        ..RequestPolicy::default()
     }
 }
 

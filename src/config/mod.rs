@@ -77,7 +77,7 @@ pub struct RunConfig {
     /// How many actions may run at once (each in its own sandbox slot).
     pub jobs: NonZeroUsize,
     /// What a declared toolchain that differs from the one found does to a unit.
-    pub toolchain_policy: crate::toolchain::Policy,
+    pub toolchain_policy: crate::toolchain::ToolchainPolicy,
     /// Whether version managers may download the declared toolchain.
     pub toolchain_install: bool,
     /// The actions this run is limited to (a shard), checked against the plan once it is read.
@@ -277,8 +277,8 @@ fn jobs(value: Option<&str>) -> Result<NonZeroUsize, ConfigError> {
 }
 
 /// `--toolchain-policy`: given, else `warn`.
-fn toolchain_policy(value: Option<&str>) -> Result<crate::toolchain::Policy, ConfigError> {
-    value.map_or(Ok(crate::toolchain::Policy::Warn), |v| {
+fn toolchain_policy(value: Option<&str>) -> Result<crate::toolchain::ToolchainPolicy, ConfigError> {
+    value.map_or(Ok(crate::toolchain::ToolchainPolicy::Warn), |v| {
         v.parse().map_err(|e: crate::toolchain::UnknownPolicy| {
             ConfigError::with_hint(
                 e.to_string(),

@@ -298,14 +298,14 @@ fn a_docker_agent_plan_resolves_its_directory_status_and_result() {
 #[test]
 fn toolchain_policy_and_install_come_from_flags_or_variables() {
     let c = resolve(flags("p.json"), CiEnv::default()).unwrap();
-    assert_eq!(c.toolchain_policy, crate::toolchain::Policy::Warn);
+    assert_eq!(c.toolchain_policy, crate::toolchain::ToolchainPolicy::Warn);
     assert!(!c.toolchain_install);
     let qm = env(&[
         ("QM_TOOLCHAIN_POLICY", "fail"),
         ("QM_TOOLCHAIN_INSTALL", "true"),
     ]);
     let c = resolve(flags("p.json").combine(qm), CiEnv::default()).unwrap();
-    assert_eq!(c.toolchain_policy, crate::toolchain::Policy::Fail);
+    assert_eq!(c.toolchain_policy, crate::toolchain::ToolchainPolicy::Fail);
     assert!(c.toolchain_install);
     let bad = env(&[("QM_TOOLCHAIN_POLICY", "strict")]);
     let e = resolve(flags("p.json").combine(bad), CiEnv::default()).unwrap_err();

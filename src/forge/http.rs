@@ -21,7 +21,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// Tunables; the defaults suit a weekly CI job. Tests shrink the delays.
 #[derive(Debug, Clone)]
-pub struct Policy {
+pub struct RequestPolicy {
     /// Tries per request, the first included.
     pub attempts: u32,
     /// First backoff; doubled each retry, capped at 8 times this.
@@ -34,7 +34,7 @@ pub struct Policy {
     pub writes_per_hour: usize,
 }
 
-impl Policy {
+impl RequestPolicy {
     /// The wait before retry number `attempt` (1: after the first try): doubling, capped at 8
     /// times the first.
     pub fn backoff(&self, attempt: u32) -> Duration {
@@ -42,7 +42,7 @@ impl Policy {
     }
 }
 
-impl Default for Policy {
+impl Default for RequestPolicy {
     fn default() -> Self {
         Self {
             attempts: 4,
@@ -77,13 +77,13 @@ struct Pacing {
 
 /// The policy plus the state it keeps across requests.
 pub struct Resilience {
-    policy: Policy,
+    policy: RequestPolicy,
     pacing: Mutex<Pacing>,
     requests: AtomicU64,
 }
 
 impl Resilience {
-    pub fn new(policy: Policy) -> Self {
+    pub fn new(policy: RequestPolicy) -> Self {
         Self {
             policy,
             pacing: Mutex::new(Pacing::default()),
@@ -382,8 +382,8 @@ mod tests {
         assert_eq!(rate_limit_wait(&response(502, &[], "")), None);
     }
 
-    fn quick() -> Policy {
-        Policy {
+    fn quick() -> RequestPolicy {
+        RequestPolicy {
             attempts: 3,
             backoff: Duration::from_millis(1),
             max_wait: Duration::from_secs(2),

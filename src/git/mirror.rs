@@ -2,7 +2,7 @@
 
 use super::push::push;
 use super::remote::open_remote;
-use super::workspace::Source;
+use super::workspace::WorkspaceSource;
 use super::{CommitInfo, GitError, RemoteSpec, Result, fingerprint, git, io};
 use std::collections::BTreeMap;
 
@@ -155,8 +155,8 @@ impl Mirror {
     /// A workspace with `base` checked out into the empty directory `tree`; its git directory is
     /// private.
     /// What a workspace needs of the mirror, to check out without holding it.
-    pub fn source(&self) -> Source {
-        Source::new(self.repo.path().to_path_buf(), self.scratch.clone())
+    pub fn source(&self) -> WorkspaceSource {
+        WorkspaceSource::new(self.repo.path().to_path_buf(), self.scratch.clone())
     }
 
     /// The file at `path` (one name, at the root) in the tree of the fetched commit `commit`:

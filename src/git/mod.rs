@@ -22,7 +22,7 @@ pub use credentials::CredentialGuard;
 pub use files::ChangedFile;
 pub use mirror::Mirror;
 pub use remote::{RemoteSpec, RemoteUrl, redact_userinfo};
-pub use workspace::{Changes, NewCommit, Source, Staged, Verified, Workspace};
+pub use workspace::{Changes, NewCommit, Staged, Verified, Workspace, WorkspaceSource};
 
 use std::path::Path;
 

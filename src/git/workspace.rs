@@ -38,12 +38,12 @@ pub struct NewCommit {
 /// Where a workspace borrows its objects from (the mirror) and keeps its git directory: taken
 /// from the mirror, so that a checkout needs no hold on it.
 #[derive(Debug, Clone)]
-pub struct Source {
+pub struct WorkspaceSource {
     repo: PathBuf,
     scratch: PathBuf,
 }
 
-impl Source {
+impl WorkspaceSource {
     pub(super) fn new(repo: PathBuf, scratch: PathBuf) -> Self {
         Self { repo, scratch }
     }
@@ -67,7 +67,7 @@ pub struct Workspace {
 
 impl Workspace {
     /// Checks `base` out into `tree`, borrowing the objects of the mirror `source` describes.
-    pub fn create(source: &Source, base: git2::Oid, tree: &Path) -> Result<Self> {
+    pub fn create(source: &WorkspaceSource, base: git2::Oid, tree: &Path) -> Result<Self> {
         let git_dir = tempfile::Builder::new()
             .prefix("git-")
             .tempdir_in(&source.scratch)

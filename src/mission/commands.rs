@@ -2,7 +2,7 @@
 //! package of the action and `<ver>` its declared target.
 
 use super::pattern::{self, Mismatch, Placeholders, Refusal};
-use super::{Ecosystem, Mission, UpdateCommand, grammar};
+use super::{EcosystemRules, Mission, UpdateCommand, grammar};
 use crate::finding::{Code, clip};
 use crate::plan::{Update, UpdateType};
 
@@ -18,7 +18,7 @@ impl Mission {
     ) -> Result<CommandMatch, Refusal> {
         let words = pattern::split(command)?;
         let program = words[0].as_str();
-        let candidates: Vec<(&String, &Ecosystem, &UpdateCommand)> = self
+        let candidates: Vec<(&String, &EcosystemRules, &UpdateCommand)> = self
             .ecosystems
             .iter()
             .flat_map(|(name, eco)| {
@@ -33,7 +33,7 @@ impl Mission {
         }
         let mut best: Option<Mismatch> = None;
         for (eco_name, eco, pattern) in &candidates {
-            let check = Declared {
+            let check = PlaceholderCheck {
                 ecosystem: eco_name,
                 eco,
                 updates,
@@ -214,13 +214,13 @@ impl CommandMatch {
     }
 }
 
-struct Declared<'a> {
+struct PlaceholderCheck<'a> {
     ecosystem: &'a str,
-    eco: &'a Ecosystem,
+    eco: &'a EcosystemRules,
     updates: &'a [Update],
 }
 
-impl Placeholders for Declared<'_> {
+impl Placeholders for PlaceholderCheck<'_> {
     fn package(&self, name: &str) -> Result<(), Refusal> {
         if let Err(why) = self.eco.packages.check(name) {
             let code = if grammar::package_spec_kind(name).is_some() {
@@ -290,7 +290,7 @@ impl Placeholders for Declared<'_> {
     }
 }
 
-impl Declared<'_> {
+impl PlaceholderCheck<'_> {
     /// `field` (`to`, `from`) of each declared update of `package`, once `version` is known to
     /// be a valid version of the ecosystem.
     fn declared(

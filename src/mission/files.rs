@@ -6,11 +6,11 @@ use std::collections::{BTreeMap, BTreeSet};
 /// Per ecosystem, the files its commands may change. A change to any other file refuses the branch.
 #[derive(Debug, Clone, Default)]
 pub struct FilePolicy {
-    rules: BTreeMap<String, Rule>,
+    rules: BTreeMap<String, FileRule>,
 }
 
 #[derive(Debug, Clone)]
-struct Rule {
+struct FileRule {
     patterns: Vec<String>,
     set: globset::GlobSet,
 }
@@ -34,7 +34,7 @@ impl FilePolicy {
         let set = set.build().map_err(|e| e.to_string())?;
         self.rules.insert(
             ecosystem.to_string(),
-            Rule {
+            FileRule {
                 patterns: patterns.to_vec(),
                 set,
             },

@@ -169,8 +169,8 @@ struct WhenFile {
 /// A string or an object, with serde's own messages for a malformed object.
 impl<'de> Deserialize<'de> for InstallFile {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct EntryVisitor;
-        impl<'de> Visitor<'de> for EntryVisitor {
+        struct InstallFileVisitor;
+        impl<'de> Visitor<'de> for InstallFileVisitor {
             type Value = InstallFile;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str(r#"an install command, or {"when": condition, "runs": command}"#)
@@ -186,7 +186,7 @@ impl<'de> Deserialize<'de> for InstallFile {
                 })
             }
         }
-        deserializer.deserialize_any(EntryVisitor)
+        deserializer.deserialize_any(InstallFileVisitor)
     }
 }
 

@@ -106,7 +106,7 @@ pub struct Mission {
     pub name: String,
     pub description: String,
     pub action_types: BTreeSet<ActionType>,
-    pub ecosystems: BTreeMap<String, Ecosystem>,
+    pub ecosystems: BTreeMap<String, EcosystemRules>,
     pub tests: Vec<TestPattern>,
     /// The files each ecosystem's commands may change.
     pub files: FilePolicy,
@@ -117,7 +117,7 @@ pub struct Mission {
 /// An ecosystem's grammars, allowed update commands and frozen install (its files are in
 /// [`Mission::files`]).
 #[derive(Debug, Clone)]
-pub struct Ecosystem {
+pub struct EcosystemRules {
     pub packages: PackageGrammar,
     pub versions: VersionGrammar,
     pub commands: Vec<UpdateCommand>,
@@ -271,7 +271,7 @@ impl Mission {
                 .map_err(|e| invalid(format!("ecosystem `{eco}`, install: {e}")))?;
             ecosystems.insert(
                 eco,
-                Ecosystem {
+                EcosystemRules {
                     packages: spec.packages,
                     versions: spec.versions,
                     commands,

@@ -72,7 +72,7 @@ pub struct PathArg {
 
 /// What validation leaves for the run-time check.
 #[derive(Debug, Default)]
-pub(super) struct Resolved {
+pub(super) struct RuntimeChecks {
     pub paths: Vec<PathArg>,
     pub cargo_packages: Vec<String>,
 }
@@ -117,7 +117,7 @@ impl Runner {
 }
 
 /// Checks what a matched command's bound values mean, and collects its path arguments.
-pub(super) fn check(words: &[String], args: &[Arg]) -> Result<Resolved, Refusal> {
+pub(super) fn check(words: &[String], args: &[Arg]) -> Result<RuntimeChecks, Refusal> {
     let runner = Runner::of(words);
     let wrapper = wrapper_len(words);
     let reader = match runner {
@@ -137,7 +137,7 @@ pub(super) fn check(words: &[String], args: &[Arg]) -> Result<Resolved, Refusal>
             ),
         ));
     }
-    let mut resolved = Resolved::default();
+    let mut resolved = RuntimeChecks::default();
     let mut cwd: Option<&Arg> = None;
     for arg in args {
         if matches!(runner, Runner::Unittest { discover: true }) && arg.word == wrapper + 3 {
@@ -182,7 +182,7 @@ pub(super) fn check(words: &[String], args: &[Arg]) -> Result<Resolved, Refusal>
 }
 
 /// The rules that hold for a runner whatever its patterns in the mission say.
-fn runner_rules(runner: Runner, arg: &Arg, resolved: &mut Resolved) -> Result<(), Refusal> {
+fn runner_rules(runner: Runner, arg: &Arg, resolved: &mut RuntimeChecks) -> Result<(), Refusal> {
     let flag = arg.flag.as_deref();
     let value = arg.value.as_str();
     match (runner, flag) {

@@ -160,8 +160,8 @@ impl CommandFile {
 /// `missing field`) rather than an untagged enum's "did not match any variant".
 impl<'de> Deserialize<'de> for CommandFile {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct EntryVisitor;
-        impl<'de> Visitor<'de> for EntryVisitor {
+        struct CommandFileVisitor;
+        impl<'de> Visitor<'de> for CommandFileVisitor {
             type Value = CommandFile;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str(r#"a command pattern, or {"form": pattern, "runs": pattern}"#)
@@ -174,7 +174,7 @@ impl<'de> Deserialize<'de> for CommandFile {
                     .map(CommandFile::Runs)
             }
         }
-        deserializer.deserialize_any(EntryVisitor)
+        deserializer.deserialize_any(CommandFileVisitor)
     }
 }
 

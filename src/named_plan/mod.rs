@@ -66,7 +66,7 @@ pub fn plans_dir_for(home: Option<OsString>, tmpdir: Option<OsString>) -> PathBu
 
 /// How a run ended, as the status written back to the plan and its result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
+pub enum PlanStatus {
     /// Every action was done or skipped.
     Done,
     /// Some action failed or was denied, or the run could not start on a valid plan.
@@ -75,26 +75,26 @@ pub enum Outcome {
     Invalid,
 }
 
-impl Outcome {
+impl PlanStatus {
     /// The outcome of a run from its report's `validation.valid` and `exit_code`.
     pub fn from_run(plan_valid: bool, exit_code: u8) -> Self {
         match (plan_valid, exit_code) {
-            (false, _) => Outcome::Invalid,
-            (true, 0) => Outcome::Done,
-            (true, _) => Outcome::Failed,
+            (false, _) => PlanStatus::Invalid,
+            (true, 0) => PlanStatus::Done,
+            (true, _) => PlanStatus::Failed,
         }
     }
 
     pub const fn as_str(self) -> &'static str {
         match self {
-            Outcome::Done => "done",
-            Outcome::Failed => "failed",
-            Outcome::Invalid => "invalid",
+            PlanStatus::Done => "done",
+            PlanStatus::Failed => "failed",
+            PlanStatus::Invalid => "invalid",
         }
     }
 }
 
-impl fmt::Display for Outcome {
+impl fmt::Display for PlanStatus {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }

@@ -9,7 +9,7 @@
 use super::error::StoreError;
 use super::file::{Change, PlanFile};
 use super::name::PlanName;
-use super::{AUTHOR, IN_PROGRESS, Outcome, READY};
+use super::{AUTHOR, IN_PROGRESS, PlanStatus, READY};
 use std::fs::{DirBuilder, File, OpenOptions, Permissions, TryLockError};
 use std::io::{ErrorKind, Read, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
@@ -121,7 +121,7 @@ impl PlanStore {
 
     /// Records a claimed run's outcome as the plan's status, if the plan is still at the claim's
     /// revision. The content is left as it was.
-    pub fn finish(&self, claim: &Claim, outcome: Outcome) -> Result<PlanFile, StoreError> {
+    pub fn finish(&self, claim: &Claim, outcome: PlanStatus) -> Result<PlanFile, StoreError> {
         self.update(claim.name(), |current| {
             let current = current.ok_or_else(|| self.not_found(claim.name()))?;
             check_revision(current, Some(claim.revision()))?;
@@ -138,7 +138,7 @@ impl PlanStore {
     pub fn write_result(
         &self,
         result: &PlanName,
-        outcome: Outcome,
+        outcome: PlanStatus,
         content: &str,
     ) -> Result<PlanFile, StoreError> {
         self.update(result, |_| {

@@ -1,7 +1,7 @@
 //! The Markdown summary: what a reviewer wants at a glance, one row per action, the fate of every
 //! update, and the output of whatever failed.
 
-use super::{ActionReport, RunReport, Status, UpdateReport, Verdict};
+use super::{ActionReport, RunReport, Status, TestVerdict, UpdateReport};
 use crate::markdown::{cell, cell_code};
 use crate::sink::summary_block;
 
@@ -155,9 +155,9 @@ impl RunReport {
                 (false, _) => "no".to_string(),
             };
             let test = match u.test {
-                Verdict::Passed => "passed",
-                Verdict::Failed => "failed",
-                Verdict::NotRun => "not run",
+                TestVerdict::Passed => "passed",
+                TestVerdict::Failed => "failed",
+                TestVerdict::NotRun => "not run",
             };
             out.push_str(&format!(
                 "| {} | {} | {} | {} | {test} | {landed} |\n",
@@ -176,7 +176,7 @@ impl RunReport {
             .actions
             .iter()
             .flat_map(|a| a.toolchains.iter().map(move |c| (a, c)))
-            .filter(|(_, c)| c.verdict == crate::toolchain::Verdict::Mismatch)
+            .filter(|(_, c)| c.verdict == crate::toolchain::ToolchainVerdict::Mismatch)
             .map(|(a, c)| {
                 format!(
                     "- #{} {}: {}\n",

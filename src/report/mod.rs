@@ -108,7 +108,7 @@ pub struct ProcessRecord {
 }
 
 impl ProcessRecord {
-    pub fn of(outcome: crate::sandbox::Outcome) -> Self {
+    pub fn of(outcome: crate::sandbox::ProcessOutcome) -> Self {
         let failed = !outcome.exit.success();
         Self {
             result: outcome.result(),
@@ -191,7 +191,7 @@ pub struct LockFormatChange {
 
 /// A finding of the change verification, as the report carries it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct ChangeFinding {
+pub struct FindingRecord {
     pub code: Code,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub package: Option<String>,
@@ -212,7 +212,7 @@ pub struct ChangeRecord {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub lock_formats: Vec<LockFormatChange>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub findings: Vec<ChangeFinding>,
+    pub findings: Vec<FindingRecord>,
     #[serde(skip)]
     pub updates: Vec<UpdateFact>,
 }
@@ -236,7 +236,7 @@ impl ChangeRecord {
             findings: verdict
                 .findings
                 .iter()
-                .map(|f| ChangeFinding {
+                .map(|f| FindingRecord {
                     code: f.code,
                     package: f.package.clone(),
                     message: f.message.clone(),
@@ -268,7 +268,7 @@ pub struct ScreeningRecord {
 /// The verdict that decided an update's fate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Verdict {
+pub enum TestVerdict {
     Passed,
     Failed,
     NotRun,
@@ -294,7 +294,7 @@ pub struct UpdateReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pull_request: Option<u64>,
     /// The test outcome that decided it.
-    pub test: Verdict,
+    pub test: TestVerdict,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -8,7 +8,7 @@ use super::Worker;
 use crate::changes::Verdict;
 use crate::forge::People;
 use crate::report::{Operation, PullRequestRef};
-use crate::toolchain::{Check, Verdict as ToolchainVerdict};
+use crate::toolchain::{Check, ToolchainVerdict};
 
 impl Worker<'_> {
     /// Applies the policy to `pr` when this unit opened it; its `facts` and `toolchains` are

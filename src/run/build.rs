@@ -17,7 +17,7 @@ use crate::mission::TestCommand;
 use crate::report::{
     ActionReport, ChangeRecord, CommandRecord, ProcessRecord, TestReport, TestRun,
 };
-use crate::sandbox::{Command, Outcome, SandboxError, Unit as Cell, UnitSpec};
+use crate::sandbox::{Cell, ProcessOutcome, Program, SandboxError, UnitSpec};
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
 use std::path::Path;
@@ -227,9 +227,9 @@ impl Worker<'_> {
         argv: &[String],
         dir: &Path,
         branch: &str,
-    ) -> Result<Outcome, Stop> {
+    ) -> Result<ProcessOutcome, Stop> {
         let log = self.unit_log(branch);
-        let command = Command {
+        let command = Program {
             argv,
             cwd: dir,
             env,

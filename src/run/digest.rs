@@ -18,7 +18,7 @@ pub struct BuildInputs<'a> {
     pub description: Option<&'a str>,
     pub labels: &'a [String],
     /// A unit built under `warn` is built anew under `fail`, and so checked.
-    pub toolchain_policy: crate::toolchain::Policy,
+    pub toolchain_policy: crate::toolchain::ToolchainPolicy,
     /// A unit built under another repository policy is built anew, and so screened by this one.
     pub policy: &'a crate::policy::Policy,
     /// The frozen install of the unit's ecosystems, as the mission writes it: the tests ran on

@@ -19,7 +19,7 @@ use crate::git::NewCommit;
 use crate::markdown::code;
 use crate::mission::{InstallPlace, TestCommand};
 use crate::report::{ActionReport, InstallRecord, ProcessRecord};
-use crate::sandbox::{Unit as Cell, UnitSpec};
+use crate::sandbox::{Cell, UnitSpec};
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};

@@ -7,7 +7,7 @@ use super::stop::Stop;
 use super::unit::Unit;
 use crate::changes::Diff;
 use crate::finding::Code;
-use crate::report::{ActionReport, ChangeFinding, ScreeningRecord};
+use crate::report::{ActionReport, FindingRecord, ScreeningRecord};
 use crate::supply::{self, judge::describe_advisory};
 
 impl Worker<'_> {
@@ -51,7 +51,7 @@ impl Worker<'_> {
         {
             record
                 .findings
-                .extend(refusals.iter().map(|r| ChangeFinding {
+                .extend(refusals.iter().map(|r| FindingRecord {
                     code: r.code,
                     package: (!r.package.is_empty()).then(|| r.package.clone()),
                     message: r.message.clone(),

@@ -85,7 +85,7 @@ pub struct Settings {
     /// sandbox keeps out of the commands' reach.
     pub scratch: PathBuf,
     /// What a declared toolchain that differs from the one found does to a unit.
-    pub toolchain_policy: crate::toolchain::Policy,
+    pub toolchain_policy: crate::toolchain::ToolchainPolicy,
     /// The repository's policy, and the gates that apply it to every newly resolved version.
     pub screener: std::sync::Arc<crate::supply::Screener>,
     /// Commits are made by the forge through its API, so that it signs them.

@@ -4,7 +4,7 @@
 use super::stop::Stop;
 use super::unit::Unit;
 use crate::changes::{Ecosystem, Snapshot};
-use crate::manifest;
+use crate::declarations;
 use crate::mission::TestCommand;
 use std::path::Path;
 
@@ -19,17 +19,17 @@ pub fn check_project(
     for matched in &unit.commands {
         if let Some(package) = &matched.package
             && !matched.refreshes_lock
-            && manifest::checks_declared(&matched.ecosystem, &matched.argv)
+            && declarations::checks_declared(&matched.ecosystem, &matched.argv)
         {
             let locked = || {
-                manifest::moves_locked(&matched.ecosystem, &matched.argv)
+                declarations::moves_locked(&matched.ecosystem, &matched.argv)
                     && before.is_some_and(|b| locks(b, &matched.ecosystem, package))
             };
-            match manifest::declares_dependency(&matched.ecosystem, dir, package) {
+            match declarations::declares_dependency(&matched.ecosystem, dir, package) {
                 Ok(true) => {}
                 Ok(false) if locked() => {}
                 Ok(false) => {
-                    let field = manifest::declared_where(&matched.ecosystem)
+                    let field = declarations::declared_where(&matched.ecosystem)
                         .map(|w| format!(" ({w})"))
                         .unwrap_or_default();
                     return Err(Stop::denied(format!(
@@ -45,7 +45,7 @@ pub fn check_project(
         }
     }
     match project_script(test) {
-        Some(script) => match manifest::declares_script(dir, script) {
+        Some(script) => match declarations::declares_script(dir, script) {
             Ok(true) => Ok(()),
             Ok(false) => Err(Stop::denied(format!(
                 "`{}`: package.json in {place} has no script `{script}`; only the project's own scripts run",

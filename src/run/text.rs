@@ -7,7 +7,7 @@ use crate::markdown::{self, MAX_POSTED_BODY, cell_code, code};
 use crate::plan::{Action, Skip, UpdateType};
 use crate::report::{ActionReport, Warned};
 use crate::sink;
-use crate::toolchain::{Check, Verdict as ToolchainVerdict};
+use crate::toolchain::{Check, ToolchainVerdict};
 
 /// What a PR says: the agent's description (neutralised and capped), then the facts as the lock
 /// files show them: a table of the declared updates, the lock files rewritten in another format,

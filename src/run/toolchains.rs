@@ -9,8 +9,8 @@ use super::stop::Stop;
 use super::unit::Unit;
 use crate::finding::Code;
 use crate::report::ActionReport;
-use crate::sandbox::{Command, Unit as Cell};
-use crate::toolchain::{self, Check, Policy, Tool, Verdict, machine};
+use crate::sandbox::{Cell, Program};
+use crate::toolchain::{self, Check, Tool, ToolchainPolicy, ToolchainVerdict, machine};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::Path;
@@ -57,7 +57,7 @@ impl Worker<'_> {
         }
         let mismatches: Vec<String> = checks
             .iter()
-            .filter(|c| c.verdict == Verdict::Mismatch)
+            .filter(|c| c.verdict == ToolchainVerdict::Mismatch)
             .map(Check::describe)
             .collect();
         for m in &mismatches {
@@ -67,7 +67,7 @@ impl Worker<'_> {
             ));
         }
         report.toolchains.extend(checks);
-        if self.settings.toolchain_policy == Policy::Fail && !mismatches.is_empty() {
+        if self.settings.toolchain_policy == ToolchainPolicy::Fail && !mismatches.is_empty() {
             return Err(Stop::failed(format!(
                 "[{}] {}; no command ran",
                 Code::ToolchainMismatch,
@@ -80,7 +80,7 @@ impl Worker<'_> {
     /// The version `tool` reports in the cell; `None` when it cannot be run or says none.
     fn probe(&self, (cell, env): Exec<'_>, tool: Tool, dir: &Path) -> Result<Option<String>, Stop> {
         let outcome = cell
-            .run(&Command {
+            .run(&Program {
                 argv: &tool.probe(),
                 cwd: dir,
                 env,

@@ -6,7 +6,7 @@ use crate::changes;
 use crate::git::NewCommit;
 use crate::mission::CommandMatch;
 use crate::plan::{CreateMr, FallbackStrategy, Update};
-use crate::report::{ActionReport, PullRequestRef, Status, UpdateReport, Verdict};
+use crate::report::{ActionReport, PullRequestRef, Status, TestVerdict, UpdateReport};
 
 /// One branch to produce: some updates and the commands that apply them.
 #[derive(Debug)]
@@ -164,7 +164,7 @@ pub fn branch_updates(
     updates: &[Update],
     branch: &str,
     pull_request: Option<u64>,
-    test: Verdict,
+    test: TestVerdict,
     report: &ActionReport,
 ) -> Vec<UpdateReport> {
     updates
@@ -178,7 +178,7 @@ fn update_report(
     u: &Update,
     branch: Option<&str>,
     pull_request: Option<u64>,
-    test: Verdict,
+    test: TestVerdict,
     report: &ActionReport,
 ) -> UpdateReport {
     let fact = branch.and_then(|b| {
@@ -228,23 +228,23 @@ pub fn update_reports(
                 Some((unit, _)) => (Some(unit.branch.as_str()), None),
                 None => (None, None),
             };
-            let test = branch.map_or(Verdict::NotRun, |b| last_verdict(report, b));
+            let test = branch.map_or(TestVerdict::NotRun, |b| last_verdict(report, b));
             update_report(u, branch, pull_request, test, report)
         })
         .collect()
 }
 
 /// The verdict of the last test run on `branch`.
-fn last_verdict(report: &ActionReport, branch: &str) -> Verdict {
+fn last_verdict(report: &ActionReport, branch: &str) -> TestVerdict {
     report
         .test
         .as_ref()
         .and_then(|t| t.runs.iter().rev().find(|r| r.branch == branch))
-        .map_or(Verdict::NotRun, |r| {
+        .map_or(TestVerdict::NotRun, |r| {
             if r.passed {
-                Verdict::Passed
+                TestVerdict::Passed
             } else {
-                Verdict::Failed
+                TestVerdict::Failed
             }
         })
 }

@@ -13,7 +13,7 @@ use crate::changes;
 use crate::forge::{PullRequest, State};
 use crate::git::NewCommit;
 use crate::plan::UpdateMr;
-use crate::report::{ActionReport, Status, Verdict};
+use crate::report::{ActionReport, Status, TestVerdict};
 use crate::validate::Recipe;
 
 impl<'a> Worker<'a> {
@@ -25,7 +25,7 @@ impl<'a> Worker<'a> {
     ) -> Done {
         report.branch = Some(a.branch.clone());
         // Whatever stops the action, its updates are accounted for.
-        report.updates = branch_updates(&a.updates, &a.branch, None, Verdict::NotRun, report);
+        report.updates = branch_updates(&a.updates, &a.branch, None, TestVerdict::NotRun, report);
         let pr = self.owned_pull_request(a.mr_id).await?;
         let (default_tip, tip) = self.regenerable(a, &pr)?;
         self.claim(&a.branch, Some(&pr), report).await?;
@@ -50,16 +50,16 @@ impl<'a> Worker<'a> {
                 &a.updates,
                 &a.branch,
                 Some(pr.number),
-                Verdict::Passed,
+                TestVerdict::Passed,
                 report,
             );
             return Ok((Status::Done, reason));
         }
         let built = self.build(&job, report)?;
         let verdict = match &built {
-            Built::Ready(..) => Verdict::Passed,
-            Built::TestsFailed(_) => Verdict::Failed,
-            _ => Verdict::NotRun,
+            Built::Ready(..) => TestVerdict::Passed,
+            Built::TestsFailed(_) => TestVerdict::Failed,
+            _ => TestVerdict::NotRun,
         };
         let from = record::Built {
             unit: &unit,

@@ -5,9 +5,9 @@
 use super::Worker;
 use super::stop::Stop;
 use super::unit::Unit;
-use crate::changes::{self, ChangesError, Code, Declared, Snapshot, Trust, Verdict};
+use crate::changes::{self, ChangesError, Code, DeclaredUpdate, Snapshot, Trust, Verdict};
 use crate::git::Workspace;
-use crate::sandbox::Tool;
+use crate::sandbox::ToolConfig;
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -67,10 +67,10 @@ impl Worker<'_> {
         dir: &Path,
     ) -> Result<(Verdict, changes::Diff, Snapshot), Stop> {
         let after = self.snapshot(unit, workspace, dir)?;
-        let declared: Vec<Declared> = unit
+        let declared: Vec<DeclaredUpdate> = unit
             .updates
             .iter()
-            .map(|u| Declared {
+            .map(|u| DeclaredUpdate {
                 package: u.package.clone(),
                 from: u.from.clone(),
                 to: u.to.clone(),
@@ -90,7 +90,7 @@ impl Worker<'_> {
     /// allows, the registries the unit's configuration names (read from the workspace, whose
     /// configuration files no command may change, and the operator's seeded files).
     fn trust(&self, workspace: &Workspace, dir: &Path) -> Result<Trust, Stop> {
-        let seed = |tool: Tool| {
+        let seed = |tool: ToolConfig| {
             let seeds = &self.sandbox.config.seeds;
             seeds
                 .iter()
@@ -99,8 +99,8 @@ impl Worker<'_> {
         };
         let config = changes::Configuration {
             env: &self.settings.child_env,
-            npmrc: seed(Tool::Npmrc),
-            yarnrc_yml: seed(Tool::YarnrcYml),
+            npmrc: seed(ToolConfig::Npmrc),
+            yarnrc_yml: seed(ToolConfig::YarnrcYml),
         };
         let root = canonical_root(workspace)?;
         let configured = changes::configured_registries(&root, dir, &config).map_err(|e| {

@@ -3,7 +3,7 @@
 
 use super::Level;
 use super::identity;
-use super::job::{Action, Job, Report, Status};
+use super::job::{Job, JobAction, Report, StatusPipe};
 use super::limits;
 use super::mounts;
 use nix::errno::Errno;
@@ -14,7 +14,7 @@ use std::ffi::CString;
 
 /// PID 1 of the command's namespace: builds the file-system view, runs the command, reaps
 /// whatever is reparented to it, and exits when the command does, which kills the rest.
-pub(crate) fn init(job: &Job, status: &Status) -> ! {
+pub(crate) fn init(job: &Job, status: &StatusPipe) -> ! {
     let code = match run_init(job, status) {
         Ok(()) => 0,
         Err(e) => {
@@ -25,7 +25,7 @@ pub(crate) fn init(job: &Job, status: &Status) -> ! {
     std::process::exit(code)
 }
 
-fn run_init(job: &Job, status: &Status) -> Result<(), String> {
+fn run_init(job: &Job, status: &StatusPipe) -> Result<(), String> {
     // If the helper is killed, the namespace goes with it.
     nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(|e| format!("pdeathsig: {e}"))?;
     mounts::apply(&job.mounts)?;
@@ -76,7 +76,7 @@ pub(crate) fn exit_report(ws: WaitStatus) -> Report {
 }
 
 /// The command's process: returns only through `exec`; anything else is reported.
-pub(crate) fn command(job: &Job, status: &Status) -> ! {
+pub(crate) fn command(job: &Job, status: &StatusPipe) -> ! {
     let report = prepare(job);
     let code = if matches!(report, Report::Resolved(_)) {
         0
@@ -117,13 +117,13 @@ fn prepare(job: &Job) -> Report {
         .find(|(name, _)| name == "PATH")
         .map(|(_, value)| value.as_str());
     match &job.action {
-        Action::Check(programs) => Report::Resolved(
+        JobAction::Check(programs) => Report::Resolved(
             programs
                 .iter()
                 .map(|p| (p.clone(), identity::resolve(p, path)))
                 .collect(),
         ),
-        Action::Exec(argv) => exec(job, argv, path),
+        JobAction::Exec(argv) => exec(job, argv, path),
     }
 }
 

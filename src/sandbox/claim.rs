@@ -18,7 +18,7 @@ const RANGES_TRIED: u32 = 64;
 
 /// The uids a run holds; released when dropped (or when the process ends, however it ends).
 #[derive(Debug)]
-pub struct Claim {
+pub struct UidClaim {
     pub base: u32,
     _locks: Vec<File>,
 }
@@ -40,7 +40,7 @@ pub(crate) fn claim(
     slots: u32,
     search: bool,
     check: impl Fn(u32, u32) -> Result<(), SandboxError>,
-) -> Result<Claim, SandboxError> {
+) -> Result<UidClaim, SandboxError> {
     prepare(dir)?;
     let tries = if search { RANGES_TRIED } else { 1 };
     let mut last = None;
@@ -54,7 +54,7 @@ pub(crate) fn claim(
         };
         match take_range(dir, start, slots, &check) {
             Ok(locks) => {
-                return Ok(Claim {
+                return Ok(UidClaim {
                     base: start,
                     _locks: locks,
                 });

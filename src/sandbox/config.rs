@@ -82,7 +82,7 @@ impl std::fmt::Display for Level {
 
 /// A tool whose configuration file the operator lets into every unit (a private registry).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Tool {
+pub enum ToolConfig {
     Npmrc,
     Yarnrc,
     YarnrcYml,
@@ -96,21 +96,21 @@ pub enum Tool {
     Gemrc,
 }
 
-const TOOLS: &[(&str, Tool)] = &[
-    ("npmrc", Tool::Npmrc),
-    ("yarnrc", Tool::Yarnrc),
-    ("yarnrc-yml", Tool::YarnrcYml),
-    ("pnpm", Tool::Pnpm),
-    ("cargo", Tool::Cargo),
-    ("pip", Tool::Pip),
-    ("uv", Tool::Uv),
-    ("poetry", Tool::Poetry),
-    ("go", Tool::Go),
-    ("bundle", Tool::Bundle),
-    ("gemrc", Tool::Gemrc),
+const TOOLS: &[(&str, ToolConfig)] = &[
+    ("npmrc", ToolConfig::Npmrc),
+    ("yarnrc", ToolConfig::Yarnrc),
+    ("yarnrc-yml", ToolConfig::YarnrcYml),
+    ("pnpm", ToolConfig::Pnpm),
+    ("cargo", ToolConfig::Cargo),
+    ("pip", ToolConfig::Pip),
+    ("uv", ToolConfig::Uv),
+    ("poetry", ToolConfig::Poetry),
+    ("go", ToolConfig::Go),
+    ("bundle", ToolConfig::Bundle),
+    ("gemrc", ToolConfig::Gemrc),
 ];
 
-impl Tool {
+impl ToolConfig {
     pub fn name(self) -> &'static str {
         TOOLS
             .iter()
@@ -122,17 +122,17 @@ impl Tool {
     /// environment points every tool's config variable inside that HOME).
     pub(crate) fn target(self) -> &'static str {
         match self {
-            Tool::Npmrc => ".npmrc",
-            Tool::Yarnrc => ".yarnrc",
-            Tool::YarnrcYml => ".yarnrc.yml",
-            Tool::Pnpm => ".config/pnpm/rc",
-            Tool::Cargo => ".cargo/config.toml",
-            Tool::Pip => ".config/pip/pip.conf",
-            Tool::Uv => ".config/uv/uv.toml",
-            Tool::Poetry => ".config/pypoetry/config.toml",
-            Tool::Go => ".config/go/env",
-            Tool::Bundle => ".bundle/config",
-            Tool::Gemrc => ".gemrc",
+            ToolConfig::Npmrc => ".npmrc",
+            ToolConfig::Yarnrc => ".yarnrc",
+            ToolConfig::YarnrcYml => ".yarnrc.yml",
+            ToolConfig::Pnpm => ".config/pnpm/rc",
+            ToolConfig::Cargo => ".cargo/config.toml",
+            ToolConfig::Pip => ".config/pip/pip.conf",
+            ToolConfig::Uv => ".config/uv/uv.toml",
+            ToolConfig::Poetry => ".config/pypoetry/config.toml",
+            ToolConfig::Go => ".config/go/env",
+            ToolConfig::Bundle => ".bundle/config",
+            ToolConfig::Gemrc => ".gemrc",
         }
     }
 }
@@ -140,7 +140,7 @@ impl Tool {
 /// An operator-provided configuration file copied read-only into every unit: `npmrc=/path`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Seed {
-    pub tool: Tool,
+    pub tool: ToolConfig,
     pub source: PathBuf,
 }
 
@@ -285,7 +285,7 @@ mod tests {
     #[test]
     fn seeds_parse_and_bad_ones_say_why() {
         let seed: Seed = "npmrc=/etc/qm/.npmrc".parse().unwrap();
-        assert_eq!(seed.tool, Tool::Npmrc);
+        assert_eq!(seed.tool, ToolConfig::Npmrc);
         assert_eq!(seed.tool.target(), ".npmrc");
         let err = |s: &str| s.parse::<Seed>().unwrap_err().to_string();
         assert_eq!(err("npmrc"), "invalid seed `npmrc`: expected TOOL=PATH");

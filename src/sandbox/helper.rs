@@ -9,7 +9,7 @@
 
 use super::Level;
 use super::child;
-use super::job::{Job, Report, Status};
+use super::job::{Job, Report, StatusPipe};
 use super::reaper;
 use nix::errno::Errno;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
@@ -97,7 +97,7 @@ fn helper(bytes: &[u8], fds: Vec<OwnedFd>) -> ! {
     let Ok([output, status, lifeline]) = <[OwnedFd; 3]>::try_from(fds) else {
         std::process::exit(1)
     };
-    let status = Status::new(status);
+    let status = StatusPipe::new(status);
     let started = stdio(&output).and_then(|()| {
         serde_json::from_slice::<Job>(bytes).map_err(|e| format!("unreadable job: {e}"))
     });
@@ -139,7 +139,7 @@ fn stdio(output: &OwnedFd) -> Result<(), String> {
 /// init builds the view and runs the command; its death takes every process in it along.
 fn namespaced(
     job: &Job,
-    status: &Status,
+    status: &StatusPipe,
     lifeline: &OwnedFd,
     deadline: Instant,
 ) -> Result<(), String> {
@@ -178,7 +178,7 @@ fn namespaced(
 /// or freezes and kills its own descendants (no sandbox).
 fn contained(
     job: &Job,
-    status: &Status,
+    status: &StatusPipe,
     lifeline: &OwnedFd,
     deadline: Instant,
 ) -> Result<(), String> {

@@ -2,20 +2,20 @@
 //! even in the bounding set, and `no_new_privs`; then the checks made as that identity.
 
 use super::Level;
-use super::job::Identity;
+use super::job::SlotIdentity;
 use nix::unistd::{AccessFlags, Gid, Uid, access};
 use rustix::thread::{CapabilitySet, CapabilitySets};
 use std::path::{Path, PathBuf};
 
 /// Drops everything the command must not hold. Runs in the forked command process, after the
 /// mounts and before `exec`.
-pub(crate) fn drop_privileges(level: Level, identity: Option<Identity>) -> Result<(), String> {
+pub(crate) fn drop_privileges(level: Level, identity: Option<SlotIdentity>) -> Result<(), String> {
     if level == Level::None {
         return rustix::thread::set_no_new_privs(true).map_err(|e| format!("no_new_privs: {e}"));
     }
     clear_bounding_set()?;
     rustix::thread::clear_ambient_capability_set().map_err(|e| format!("ambient set: {e}"))?;
-    if let Some(Identity { uid, gid }) = identity {
+    if let Some(SlotIdentity { uid, gid }) = identity {
         let (uid, gid) = (Uid::from_raw(uid), Gid::from_raw(gid));
         nix::unistd::setgroups(&[]).map_err(|e| format!("setgroups: {e}"))?;
         nix::unistd::setresgid(gid, gid, gid).map_err(|e| format!("setresgid: {e}"))?;
@@ -49,12 +49,12 @@ fn clear_bounding_set() -> Result<(), String> {
     Ok(())
 }
 
-fn verify(identity: Option<Identity>) -> Result<(), String> {
+fn verify(identity: Option<SlotIdentity>) -> Result<(), String> {
     let caps = rustix::thread::capabilities(None).map_err(|e| format!("capget: {e}"))?;
     if !(caps.effective | caps.permitted | caps.inheritable).is_empty() {
         return Err("capabilities are still held after dropping them".into());
     }
-    if let Some(Identity { uid, .. }) = identity {
+    if let Some(SlotIdentity { uid, .. }) = identity {
         let ids = nix::unistd::getresuid().map_err(|e| format!("getresuid: {e}"))?;
         if [ids.real, ids.effective, ids.saved] != [Uid::from_raw(uid); 3] {
             return Err(format!("the uid switch to {uid} did not take"));

@@ -9,12 +9,12 @@ use std::path::PathBuf;
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct Job {
     pub level: Level,
-    pub action: Action,
+    pub action: JobAction,
     pub cwd: PathBuf,
     pub env: Vec<(String, String)>,
     pub timeout_ms: u64,
     /// The slot identity commands run as (root levels).
-    pub identity: Option<Identity>,
+    pub identity: Option<SlotIdentity>,
     pub mounts: MountPlan,
     /// Paths the final identity must neither read nor write: checked before `exec`.
     pub protected: Vec<PathBuf>,
@@ -25,13 +25,13 @@ pub(crate) struct Job {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct Identity {
+pub(crate) struct SlotIdentity {
     pub uid: u32,
     pub gid: u32,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) enum Action {
+pub(crate) enum JobAction {
     /// Run this argv.
     Exec(Vec<String>),
     /// Resolve these program names in PATH as the final identity, and report (the probe).
@@ -78,11 +78,11 @@ pub(crate) enum Report {
 
 /// The helper's end of the status pipe, shared by the helper, its init and the command (until
 /// `exec` closes it there: it is close-on-exec).
-pub(crate) struct Status(OwnedFd);
+pub(crate) struct StatusPipe(OwnedFd);
 
-impl Status {
-    pub(crate) fn new(fd: OwnedFd) -> Status {
-        Status(fd)
+impl StatusPipe {
+    pub(crate) fn new(fd: OwnedFd) -> StatusPipe {
+        StatusPipe(fd)
     }
 
     /// One write per record: records stay whole (they are shorter than PIPE_BUF but for the

@@ -2,8 +2,8 @@
 //! tool's configuration and cache inside them, and the toolchains that must stay reachable once
 //! HOME is no longer the operator's.
 
-use super::job::Identity;
-use super::{SandboxError, Seed, Tool};
+use super::job::SlotIdentity;
+use super::{SandboxError, Seed, ToolConfig};
 pub(crate) use crate::tree::remove as remove_tree;
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -153,7 +153,7 @@ impl Layout {
     pub(crate) fn create(
         root: &Path,
         name: &str,
-        owner: Option<Identity>,
+        owner: Option<SlotIdentity>,
     ) -> Result<Layout, SandboxError> {
         let dir = root.join(name);
         let layout = Layout {
@@ -172,8 +172,8 @@ impl Layout {
     pub(crate) fn seed(
         &self,
         seeds: &[Seed],
-        owner: Option<Identity>,
-    ) -> Result<Vec<(Tool, PathBuf)>, SandboxError> {
+        owner: Option<SlotIdentity>,
+    ) -> Result<Vec<(ToolConfig, PathBuf)>, SandboxError> {
         let mut installed = Vec::new();
         for seed in seeds {
             let bytes = std::fs::read(&seed.source).map_err(SandboxError::io(format!(
@@ -205,7 +205,7 @@ impl Layout {
     pub(crate) fn env(
         &self,
         base: &BTreeMap<OsString, OsString>,
-        seeded: &[Tool],
+        seeded: &[ToolConfig],
         toolchain_env: &[(OsString, OsString)],
     ) -> BTreeMap<OsString, OsString> {
         let mut env = base.clone();
@@ -222,7 +222,10 @@ impl Layout {
         for (name, rel) in HOME_VARS {
             set(name, self.home.join(rel));
         }
-        for (tool, name) in [(Tool::Pip, "PIP_CONFIG_FILE"), (Tool::Uv, "UV_CONFIG_FILE")] {
+        for (tool, name) in [
+            (ToolConfig::Pip, "PIP_CONFIG_FILE"),
+            (ToolConfig::Uv, "UV_CONFIG_FILE"),
+        ] {
             if seeded.contains(&tool) {
                 set(name, self.home.join(tool.target()));
             }
@@ -232,7 +235,7 @@ impl Layout {
     }
 }
 
-fn make_dir(path: &Path, owner: Option<Identity>) -> Result<(), SandboxError> {
+fn make_dir(path: &Path, owner: Option<SlotIdentity>) -> Result<(), SandboxError> {
     let io = |what: &str| SandboxError::io(format!("cannot {what} {}", path.display()));
     match std::fs::create_dir(path) {
         Ok(()) => {}
@@ -241,7 +244,7 @@ fn make_dir(path: &Path, owner: Option<Identity>) -> Result<(), SandboxError> {
     }
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700))
         .map_err(io("protect"))?;
-    if let Some(Identity { uid, gid }) = owner {
+    if let Some(SlotIdentity { uid, gid }) = owner {
         std::os::unix::fs::lchown(path, Some(uid), Some(gid))
             .map_err(io("give to the sandbox user"))?;
     }
@@ -250,7 +253,7 @@ fn make_dir(path: &Path, owner: Option<Identity>) -> Result<(), SandboxError> {
 
 /// Gives a tree to `owner` without following symbolic links. What it owns already is left as it
 /// is: a change of owner changes a file's ctime, and git would then read the file again.
-pub(crate) fn chown_tree(path: &Path, owner: Identity) -> std::io::Result<()> {
+pub(crate) fn chown_tree(path: &Path, owner: SlotIdentity) -> std::io::Result<()> {
     let meta = std::fs::symlink_metadata(path)?;
     if (meta.uid(), meta.gid()) != (owner.uid, owner.gid) {
         std::os::unix::fs::lchown(path, Some(owner.uid), Some(owner.gid))?;
@@ -334,7 +337,7 @@ mod tests {
             OsString::from("RUSTUP_HOME"),
             OsString::from("/root/.rustup"),
         )];
-        let env = layout.env(&base, &[Tool::Uv], &rustup);
+        let env = layout.env(&base, &[ToolConfig::Uv], &rustup);
         let get = |k: &str| env.get(&OsString::from(k)).map(PathBuf::from);
         assert_eq!(get("HOME"), Some(layout.home.clone()));
         assert_eq!(get("CARGO_HOME"), Some(layout.home.join(".cargo")));

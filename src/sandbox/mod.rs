@@ -37,13 +37,13 @@ mod unit;
 pub use claim::{CLAIMS_DIR, RANGE_STRIDE};
 pub use config::{
     CONTAINER_FILE_COMMANDS, DEFAULT_UID_BASE, FILE_COMMAND_VARS, Isolation, Level, SandboxConfig,
-    Seed, Tool,
+    Seed, ToolConfig,
 };
 pub use error::SandboxError;
 pub use helper::{HELPER_ARG, enter_if_requested};
 pub use limits::{Limits, Size};
-pub use outcome::{Exit, OUTPUT_TAIL_BYTES, Outcome, redact};
+pub use outcome::{Exit, OUTPUT_TAIL_BYTES, ProcessOutcome, redact};
 pub use probe::Sandbox;
 pub use spawn::interrupt;
 pub use token::{ParentEnv, parent_env, take_env, wipe_value};
-pub use unit::{Command, Unit, UnitSpec};
+pub use unit::{Cell, Program, UnitSpec};

@@ -47,7 +47,7 @@ impl std::fmt::Display for Exit {
 
 /// What a child did.
 #[derive(Debug, Clone)]
-pub struct Outcome {
+pub struct ProcessOutcome {
     pub exit: Exit,
     pub duration: Duration,
     /// The last `OUTPUT_TAIL_BYTES` of stdout and stderr, interleaved as written, secrets redacted.
@@ -58,7 +58,7 @@ pub struct Outcome {
     pub limit: Option<String>,
 }
 
-impl Outcome {
+impl ProcessOutcome {
     /// How it ended, and the resource limit that stopped it when one did: `exit code 2; killed:
     /// memory limit 4 GiB`.
     pub fn result(&self) -> String {

@@ -5,11 +5,11 @@ use super::cgroup::Cgroups;
 use super::claim;
 use super::guard::{PermissionGuard, RootGuard, Watch};
 use super::identity;
-use super::job::Identity;
+use super::job::SlotIdentity;
 use super::layout::{self, Layout};
 use super::reaper::processes_of;
 use super::spawn::Zygote;
-use super::unit::{Unit, UnitSpec};
+use super::unit::{Cell, UnitSpec};
 use super::{Isolation, Level, SandboxConfig, SandboxError};
 use std::collections::BTreeSet;
 use std::ffi::OsString;
@@ -38,7 +38,7 @@ pub struct Sandbox {
     pub(crate) cgroups: Option<Cgroups>,
     cgroup_note: Option<String>,
     /// The uids this run holds on the host (root levels).
-    claim: Option<claim::Claim>,
+    claim: Option<claim::UidClaim>,
     busy: Mutex<BTreeSet<u32>>,
     next: AtomicU64,
     pub(crate) zygote: Zygote,
@@ -49,12 +49,12 @@ pub struct Sandbox {
 }
 
 /// Why a level was not taken: not available here (try the next), or a refusal to report.
-enum Attempt {
+enum LevelFailure {
     Unavailable(String),
     Refused(SandboxError),
 }
 
-impl From<SandboxError> for Attempt {
+impl From<SandboxError> for LevelFailure {
     /// A setting the operator must change stops the probe; anything else means this level does
     /// not work here (a missing capability, a refused system call), and the next one is tried.
     fn from(e: SandboxError) -> Self {
@@ -66,9 +66,9 @@ impl From<SandboxError> for Attempt {
             | SandboxError::ClaimsDir { .. }
             | SandboxError::BadUidBase { .. }
             | SandboxError::Reachable { .. }
-            | SandboxError::Unreachable { .. } => Attempt::Refused(e),
-            SandboxError::Setup(why) => Attempt::Unavailable(why),
-            other => Attempt::Unavailable(other.to_string()),
+            | SandboxError::Unreachable { .. } => LevelFailure::Refused(e),
+            SandboxError::Setup(why) => LevelFailure::Unavailable(why),
+            other => LevelFailure::Unavailable(other.to_string()),
         }
     }
 }
@@ -95,8 +95,8 @@ impl Sandbox {
                     }
                     return Ok(sandbox);
                 }
-                Err(Attempt::Unavailable(why)) => tried.push(format!("{level}: {why}")),
-                Err(Attempt::Refused(e)) => return Err(e),
+                Err(LevelFailure::Unavailable(why)) => tried.push(format!("{level}: {why}")),
+                Err(LevelFailure::Refused(e)) => return Err(e),
             }
         }
         Err(no_isolation(euid, &tried))
@@ -136,7 +136,7 @@ impl Sandbox {
         self.watch.verify_file_commands()
     }
 
-    fn attempt(level: Level, config: &SandboxConfig) -> Result<Sandbox, Attempt> {
+    fn attempt(level: Level, config: &SandboxConfig) -> Result<Sandbox, LevelFailure> {
         let canonical = |paths: &mut dyn Iterator<Item = &PathBuf>| -> Vec<PathBuf> {
             paths.filter_map(|p| p.canonicalize().ok()).collect()
         };
@@ -185,7 +185,7 @@ impl Sandbox {
     }
 
     /// Level-specific setup: the mount plan's parts, or the slot uid checks and permissions.
-    fn prepare(&mut self) -> Result<(), Attempt> {
+    fn prepare(&mut self) -> Result<(), LevelFailure> {
         let home = self.config.operator_home.as_deref();
         let (dirs, vars) = layout::toolchains(&self.config.env, home, &self.config.toolchain_dirs);
         self.toolchain_env = vars;
@@ -243,7 +243,7 @@ impl Sandbox {
     /// Whether `uid` (slot `slot`'s, gid the same) is free of processes and owns nothing
     /// protected.
     fn check_uid(&self, uid: u32, slot: u32) -> Result<(), SandboxError> {
-        let id = Identity { uid, gid: uid };
+        let id = SlotIdentity { uid, gid: uid };
         let pids = processes_of(id.uid, -1).map_err(SandboxError::Setup)?;
         if !pids.is_empty() {
             let pids: Vec<String> = pids.iter().map(i32::to_string).collect();
@@ -269,7 +269,7 @@ impl Sandbox {
 
     /// Runs the trial: the programs resolve for the sandbox identity wherever they resolve for
     /// Quartermaster, and no protected path is within its reach.
-    fn trial(&self) -> Result<(), Attempt> {
+    fn trial(&self) -> Result<(), LevelFailure> {
         let unit = self.unit(UnitSpec::default())?;
         let found = unit.resolve(&self.config.programs, &self.config.env)?;
         let path = self.config.env.get(&OsString::from("PATH"));
@@ -288,22 +288,22 @@ impl Sandbox {
         let uid = unit
             .identity
             .map_or_else(|| nix::unistd::geteuid().as_raw(), |i| i.uid);
-        Err(Attempt::Refused(SandboxError::Unreachable {
+        Err(LevelFailure::Refused(SandboxError::Unreachable {
             uid,
             programs: missing.join(", "),
         }))
     }
 
-    pub(crate) fn identity(&self, slot: u32) -> Option<Identity> {
+    pub(crate) fn identity(&self, slot: u32) -> Option<SlotIdentity> {
         let id = self.config.uid_base.checked_add(slot)?;
         self.level
             .drops_uid()
-            .then_some(Identity { uid: id, gid: id })
+            .then_some(SlotIdentity { uid: id, gid: id })
     }
 
     /// Starts a unit in `spec.slot`: a fresh HOME, TMPDIR and work directory, seeded with the
     /// operator's opted-in configuration.
-    pub fn unit(&self, spec: UnitSpec) -> Result<Unit<'_>, SandboxError> {
+    pub fn unit(&self, spec: UnitSpec) -> Result<Cell<'_>, SandboxError> {
         let slots = self.config.slots;
         if spec.slot >= slots {
             return Err(SandboxError::NoSuchSlot {
@@ -314,7 +314,7 @@ impl Sandbox {
         if !self.lock_busy().insert(spec.slot) {
             return Err(SandboxError::SlotBusy(spec.slot));
         }
-        let claimed = Claim(self, spec.slot);
+        let claimed = SlotClaim(self, spec.slot);
         // The slot's uid had no process at the probe, and every command's end kills them all.
         let identity = self.identity(spec.slot);
         let name = format!(
@@ -344,7 +344,7 @@ impl Sandbox {
         let canonical =
             |paths: Vec<PathBuf>| paths.into_iter().filter_map(|p| p.canonicalize().ok());
         let writable: Vec<PathBuf> = canonical(spec.writable).collect();
-        let unit = Unit {
+        let unit = Cell {
             sandbox: self,
             slot: spec.slot,
             identity,
@@ -409,9 +409,9 @@ impl Sandbox {
 }
 
 /// Releases a slot if creating its unit fails half-way.
-struct Claim<'a>(&'a Sandbox, u32);
+struct SlotClaim<'a>(&'a Sandbox, u32);
 
-impl Drop for Claim<'_> {
+impl Drop for SlotClaim<'_> {
     fn drop(&mut self) {
         self.0.release(self.1);
     }

@@ -3,7 +3,7 @@
 //! root, a process holding the slot uid kills everything of that uid until `/proc` shows none;
 //! with no sandbox at all, the helper's descendants are frozen, then killed.
 
-use super::job::{Identity, Report, Status};
+use super::job::{Report, SlotIdentity, StatusPipe};
 use nix::errno::Errno;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::signal::{Signal, kill};
@@ -43,10 +43,10 @@ pub(crate) fn processes_of(uid: u32, except: i32) -> Result<Vec<i32>, String> {
 /// left. `/proc` is read only when something did outlive the command, to confirm and to name
 /// survivors.
 pub(crate) fn sweep_uid(
-    identity: Identity,
+    identity: SlotIdentity,
     leftovers: bool,
     signals: &SignalFd,
-    status: &Status,
+    status: &StatusPipe,
 ) -> Result<(), String> {
     // SAFETY: the helper is single-threaded, so the child may do anything after fork.
     match unsafe { nix::unistd::fork() } {
@@ -64,7 +64,7 @@ pub(crate) fn sweep_uid(
     Ok(())
 }
 
-fn killer(identity: Identity, status: &Status) -> i32 {
+fn killer(identity: SlotIdentity, status: &StatusPipe) -> i32 {
     let (uid, gid) = (Uid::from_raw(identity.uid), Gid::from_raw(identity.gid));
     let became = nix::unistd::setgroups(&[])
         .and_then(|()| nix::unistd::setresgid(gid, gid, gid))

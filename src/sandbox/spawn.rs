@@ -73,7 +73,7 @@ impl Drop for Active {
 }
 
 /// What came back from one helper.
-pub(crate) struct Ran {
+pub(crate) struct HelperOutput {
     pub reports: Vec<Report>,
     pub tail: Vec<u8>,
     pub total: u64,
@@ -124,7 +124,11 @@ impl Zygote {
     }
 
     /// Runs `job` and waits for its helper to be done; its output is also written to `tee`.
-    pub(crate) fn run(&self, job: &Job, tee: Option<std::fs::File>) -> Result<Ran, SandboxError> {
+    pub(crate) fn run(
+        &self,
+        job: &Job,
+        tee: Option<std::fs::File>,
+    ) -> Result<HelperOutput, SandboxError> {
         let bytes = serde_json::to_vec(job)
             .map_err(|e| SandboxError::Setup(format!("cannot encode the job: {e}")))?;
         let pipe = |what: &str| SandboxError::io(format!("cannot create the {what} pipe"));
@@ -164,7 +168,7 @@ impl Zygote {
                 0,
             )
         });
-        Ok(Ran {
+        Ok(HelperOutput {
             reports,
             tail,
             total,

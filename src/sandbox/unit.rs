@@ -2,10 +2,10 @@
 //! removed when the unit is dropped.
 
 use super::guard::{PermissionGuard, Watch};
-use super::job::{Action, Exposure, Identity, Job, MountPlan, Report};
+use super::job::{Exposure, Job, JobAction, MountPlan, Report, SlotIdentity};
 use super::layout::{self, Layout};
-use super::outcome::{Exit, Outcome, append_log, redacted_tail};
-use super::{Level, Sandbox, SandboxError, Tool, cgroup, limits, spawn};
+use super::outcome::{Exit, ProcessOutcome, append_log, redacted_tail};
+use super::{Level, Sandbox, SandboxError, ToolConfig, cgroup, limits, spawn};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -24,7 +24,7 @@ pub struct UnitSpec {
 }
 
 /// One program to run in a unit.
-pub struct Command<'a> {
+pub struct Program<'a> {
     pub argv: &'a [String],
     pub cwd: &'a Path,
     /// The scrubbed environment; the unit replaces HOME, TMPDIR and the tools' locations.
@@ -36,14 +36,14 @@ pub struct Command<'a> {
     pub log: Option<&'a Path>,
 }
 
-pub struct Unit<'a> {
+pub struct Cell<'a> {
     pub(crate) sandbox: &'a Sandbox,
     pub(crate) slot: u32,
-    pub(crate) identity: Option<Identity>,
+    pub(crate) identity: Option<SlotIdentity>,
     pub(crate) layout: Layout,
     pub(crate) hidden: Vec<PathBuf>,
     pub(crate) writable: Vec<PathBuf>,
-    pub(crate) seeds: Vec<(Tool, PathBuf)>,
+    pub(crate) seeds: Vec<(ToolConfig, PathBuf)>,
     pub(crate) seed_watch: Watch,
     /// The uid level's permission changes on this unit's own hidden paths, undone on drop.
     pub(crate) permissions: Option<PermissionGuard>,
@@ -51,7 +51,7 @@ pub struct Unit<'a> {
     pub(crate) cgroup: Option<PathBuf>,
 }
 
-impl Unit<'_> {
+impl Cell<'_> {
     pub fn slot(&self) -> u32 {
         self.slot
     }
@@ -76,14 +76,14 @@ impl Unit<'_> {
     /// Runs one command to completion, timeout or interrupt; then checks that the runner's
     /// file-command files and the seeded configuration are unchanged. A sandbox failure or a
     /// containment breach is an error; how the command itself ended is in the outcome.
-    pub fn run(&self, command: &Command<'_>) -> Result<Outcome, SandboxError> {
+    pub fn run(&self, command: &Program<'_>) -> Result<ProcessOutcome, SandboxError> {
         let started = Instant::now();
         let finish = |exit: Exit, tail: &[u8], total: u64, full: &[String]| {
             let output_tail = redacted_tail(&String::from_utf8_lossy(tail), command.secrets);
             let limit = (!exit.success())
                 .then(|| self.limit_bitten(&exit, full, &output_tail))
                 .flatten();
-            Outcome {
+            ProcessOutcome {
                 exit,
                 duration: started.elapsed(),
                 output_tail,
@@ -95,7 +95,7 @@ impl Unit<'_> {
             let exit = Exit::SpawnFailed("the run is being interrupted".into());
             return Ok(finish(exit, b"", 0, &[]));
         }
-        let action = Action::Exec(command.argv.to_vec());
+        let action = JobAction::Exec(command.argv.to_vec());
         let job = self.job(action, command.cwd, command.env, command.timeout)?;
         // The output goes to a private file first: the log gets it redacted.
         let mut tee = match command.log {
@@ -158,7 +158,7 @@ impl Unit<'_> {
         env: &BTreeMap<OsString, OsString>,
     ) -> Result<Vec<(String, Option<PathBuf>)>, SandboxError> {
         let job = self.job(
-            Action::Check(programs.to_vec()),
+            JobAction::Check(programs.to_vec()),
             &self.layout.work,
             env,
             Duration::from_secs(30),
@@ -182,13 +182,13 @@ impl Unit<'_> {
 
     fn job(
         &self,
-        action: Action,
+        action: JobAction,
         cwd: &Path,
         env: &BTreeMap<OsString, OsString>,
         timeout: Duration,
     ) -> Result<Job, SandboxError> {
         let sandbox = self.sandbox;
-        let seeded: Vec<Tool> = self.seeds.iter().map(|(tool, _)| *tool).collect();
+        let seeded: Vec<ToolConfig> = self.seeds.iter().map(|(tool, _)| *tool).collect();
         let env = utf8_env(self.layout.env(env, &seeded, &sandbox.toolchain_env))?;
         let mut protected = sandbox.protected.clone();
         protected.extend(self.hidden.iter().cloned());
@@ -248,7 +248,7 @@ impl Unit<'_> {
 fn verdict(
     reports: Vec<Report>,
     timeout: Duration,
-    identity: Option<Identity>,
+    identity: Option<SlotIdentity>,
 ) -> Result<Exit, SandboxError> {
     let mut exit = None;
     for report in reports {
@@ -298,7 +298,7 @@ fn utf8_env(env: BTreeMap<OsString, OsString>) -> Result<Vec<(String, String)>, 
         .collect()
 }
 
-impl Drop for Unit<'_> {
+impl Drop for Cell<'_> {
     fn drop(&mut self) {
         let _ = layout::remove_tree(&self.layout.dir);
         if let Some(dir) = &self.cgroup {
@@ -320,7 +320,7 @@ mod tests {
     #[test]
     fn containment_failures_are_errors_and_the_most_telling_exit_wins() {
         let t = Duration::from_secs(5);
-        let id = Some(Identity {
+        let id = Some(SlotIdentity {
             uid: 61_000,
             gid: 61_000,
         });

@@ -165,7 +165,7 @@ pub struct Run {
 pub struct WorkItem {
     pub id: String,
     pub executor: String,
-    pub inputs: Inputs,
+    pub inputs: ActionInputs,
     pub depends_on: Vec<String>,
     #[serde(rename = "resourceLocks")]
     pub resource_locks: Vec<String>,
@@ -173,7 +173,7 @@ pub struct WorkItem {
 
 /// What the executor receives for one action.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Inputs {
+pub struct ActionInputs {
     pub repository: String,
     pub plan_sha256: String,
     pub action_index: usize,
@@ -195,7 +195,7 @@ pub fn export(plan: &Plan, plan_sha256: &str, ctx: &KeyContext, options: &Export
         .map(|(index, (action, keys))| WorkItem {
             id: format!("a{index}-{}", action.action_type()),
             executor: options.executor.clone(),
-            inputs: Inputs {
+            inputs: ActionInputs {
                 repository: options.repository.as_str().to_string(),
                 plan_sha256: plan_sha256.to_string(),
                 action_index: index,

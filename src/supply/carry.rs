@@ -7,7 +7,7 @@
 //! registry) are never carried.
 
 use crate::changes::Ecosystem;
-use crate::sandbox::{Seed, Tool};
+use crate::sandbox::{Seed, ToolConfig};
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -85,7 +85,7 @@ pub fn discover(
             .or_else(|| finder.at_home(".cargo"));
         finder.seed(
             &mut c,
-            Tool::Cargo,
+            ToolConfig::Cargo,
             vec![("CARGO_HOME", cargo_home.map(|h| h.join("config.toml")))],
         );
     }
@@ -119,7 +119,7 @@ impl Finder<'_> {
 
     /// Carries the first of `candidates` (label, path) that is a file, unless the operator
     /// configured `tool` explicitly.
-    fn seed(&self, c: &mut Carried, tool: Tool, candidates: Vec<(&str, Option<PathBuf>)>) {
+    fn seed(&self, c: &mut Carried, tool: ToolConfig, candidates: Vec<(&str, Option<PathBuf>)>) {
         if self.explicit.iter().any(|s| s.tool == tool) {
             return;
         }
@@ -132,7 +132,7 @@ impl Finder<'_> {
         c.found
             .push(format!("{} from {label} ({})", tool.name(), path.display()));
         c.hosts.extend(file_hosts(tool, &path));
-        if tool == Tool::Cargo
+        if tool == ToolConfig::Cargo
             && let Some(dir) = super::registries::local_registry_dir(&path)
         {
             c.expose.push(dir);
@@ -154,7 +154,7 @@ impl Finder<'_> {
             .or_else(|| self.var("npm_config_userconfig"));
         self.seed(
             c,
-            Tool::Npmrc,
+            ToolConfig::Npmrc,
             vec![
                 ("NPM_CONFIG_USERCONFIG", userconfig.map(PathBuf::from)),
                 ("~/.npmrc", self.at_home(".npmrc")),
@@ -162,14 +162,14 @@ impl Finder<'_> {
         );
         if yarn {
             let yarnrc = self.at_home(".yarnrc.yml");
-            self.seed(c, Tool::YarnrcYml, vec![("~/.yarnrc.yml", yarnrc)]);
+            self.seed(c, ToolConfig::YarnrcYml, vec![("~/.yarnrc.yml", yarnrc)]);
         }
         // setup-node's npmrc reads the token from the environment: it goes with the file.
         let wanted = self
             .explicit
             .iter()
             .chain(&c.seeds)
-            .filter(|s| s.tool == Tool::Npmrc)
+            .filter(|s| s.tool == ToolConfig::Npmrc)
             .any(|s| {
                 std::fs::read_to_string(&s.source).is_ok_and(|t| t.contains("${NODE_AUTH_TOKEN}"))
             });
@@ -184,7 +184,7 @@ impl Finder<'_> {
         let pip_config = self.var("PIP_CONFIG_FILE").map(PathBuf::from);
         self.seed(
             c,
-            Tool::Pip,
+            ToolConfig::Pip,
             vec![
                 ("PIP_CONFIG_FILE", pip_config),
                 (
@@ -197,7 +197,7 @@ impl Finder<'_> {
         let uv_config = self.var("UV_CONFIG_FILE").map(PathBuf::from);
         self.seed(
             c,
-            Tool::Uv,
+            ToolConfig::Uv,
             vec![
                 ("UV_CONFIG_FILE", uv_config),
                 ("~/.config/uv/uv.toml", self.at_home(".config/uv/uv.toml")),
@@ -215,7 +215,7 @@ impl Finder<'_> {
         let user_config = self.var("BUNDLE_USER_CONFIG").map(PathBuf::from);
         self.seed(
             c,
-            Tool::Bundle,
+            ToolConfig::Bundle,
             vec![
                 ("BUNDLE_USER_CONFIG", user_config),
                 ("~/.bundle/config", self.at_home(".bundle/config")),
@@ -255,12 +255,12 @@ fn url_hosts(value: &str) -> Vec<String> {
 }
 
 /// The registry hosts a configuration file names.
-fn file_hosts(tool: Tool, path: &Path) -> Vec<String> {
+fn file_hosts(tool: ToolConfig, path: &Path) -> Vec<String> {
     let Ok(text) = std::fs::read_to_string(path) else {
         return Vec::new();
     };
     let urls: Vec<String> = match tool {
-        Tool::Npmrc | Tool::Pip => super::registries::ini_pairs(&text)
+        ToolConfig::Npmrc | ToolConfig::Pip => super::registries::ini_pairs(&text)
             .into_iter()
             .filter(|(k, _)| k.ends_with("registry") || k.ends_with("index-url"))
             .map(|(_, v)| v)

@@ -42,7 +42,7 @@ pub struct Checked {
 
 /// A refusal: the code, the package and version, and the message naming them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Refusal {
+pub struct PackageRefusal {
     pub code: Code,
     pub package: String,
     pub version: String,
@@ -63,7 +63,7 @@ pub struct Fix {
 pub struct Screening {
     pub checked: Vec<Checked>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub refusals: Vec<Refusal>,
+    pub refusals: Vec<PackageRefusal>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fixes: Vec<Fix>,
     /// Why advisories were not checked, when the policy let the unit go on without them.
@@ -89,7 +89,7 @@ pub fn judge(
     let advisories = match &gathered.advisories {
         Ok(found) => Some(found),
         Err(why) if policy.advisories.block => {
-            out.refusals.push(Refusal {
+            out.refusals.push(PackageRefusal {
                 code: Code::PolicyAdvisoriesUnavailable,
                 package: String::new(),
                 version: String::new(),
@@ -161,10 +161,10 @@ fn verdict(
     facts: Option<&Result<Facts, String>>,
     affected: &[Arc<Advisory>],
     fixes_advisory: bool,
-    refusals: &mut Vec<Refusal>,
+    refusals: &mut Vec<PackageRefusal>,
 ) -> Checked {
-    let refuse = |refusals: &mut Vec<Refusal>, code: Code, message: String| {
-        refusals.push(Refusal {
+    let refuse = |refusals: &mut Vec<PackageRefusal>, code: Code, message: String| {
+        refusals.push(PackageRefusal {
             code,
             package: c.name.clone(),
             version: c.version.clone(),
@@ -225,12 +225,12 @@ fn age_verdict(
     (published, age): (Option<SystemTime>, Option<Duration>),
     facts: Option<&Result<Facts, String>>,
     fixes_advisory: bool,
-    refusals: &mut Vec<Refusal>,
+    refusals: &mut Vec<PackageRefusal>,
 ) -> String {
     let minimum = policy.release_age.minimum;
     let name = format!("`{}` {}", clip(&c.name), clip(&c.version));
     let mut refuse = |code: Code, message: String| {
-        refusals.push(Refusal {
+        refusals.push(PackageRefusal {
             code,
             package: c.name.clone(),
             version: c.version.clone(),

@@ -24,7 +24,7 @@ pub mod registries;
 pub mod text;
 
 pub use candidates::{Candidate, newly_resolved};
-pub use judge::{Checked, Fix, Refusal, Screening};
+pub use judge::{Checked, Fix, PackageRefusal, Screening};
 
 use crate::policy::Policy;
 use client::Http;
@@ -103,7 +103,7 @@ impl Screener {
         });
         rx.recv().unwrap_or_else(|_| {
             let mut failed = Screening::default();
-            failed.refusals.push(Refusal {
+            failed.refusals.push(PackageRefusal {
                 code: crate::finding::Code::PolicyAdvisoriesUnavailable,
                 package: String::new(),
                 version: String::new(),

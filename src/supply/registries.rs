@@ -5,7 +5,7 @@
 //! otherwise.
 
 use crate::changes::{Ecosystem, Source};
-use crate::sandbox::{Seed, Tool};
+use crate::sandbox::{Seed, ToolConfig};
 use globset::{GlobBuilder, GlobMatcher};
 use secrecy::SecretString;
 use std::collections::BTreeMap;
@@ -96,13 +96,13 @@ impl Registries {
                 continue;
             };
             match seed.tool {
-                Tool::Npmrc => r.read_npmrc(&text, operator),
-                Tool::YarnrcYml => r.yarn_berry = yaml_key(&text, "npmRegistryServer"),
-                Tool::Pip => r.pip_index = ini_key(&text, "index-url"),
-                Tool::Uv => r.uv_index = uv_index(&text),
-                Tool::Cargo => r.crates_io = crates_io_replacement(&text),
-                Tool::Go => r.read_go(&go_env(&text)),
-                Tool::Bundle => r.gem_mirrors.extend(bundle_mirrors(&text)),
+                ToolConfig::Npmrc => r.read_npmrc(&text, operator),
+                ToolConfig::YarnrcYml => r.yarn_berry = yaml_key(&text, "npmRegistryServer"),
+                ToolConfig::Pip => r.pip_index = ini_key(&text, "index-url"),
+                ToolConfig::Uv => r.uv_index = uv_index(&text),
+                ToolConfig::Cargo => r.crates_io = crates_io_replacement(&text),
+                ToolConfig::Go => r.read_go(&go_env(&text)),
+                ToolConfig::Bundle => r.gem_mirrors.extend(bundle_mirrors(&text)),
                 _ => {}
             }
         }

@@ -1,11 +1,14 @@
 //! Comparing a declared version with the one found, by the rule of the file that declared it.
 
-use super::{Declared, Rule, Verdict};
+use super::{DeclaredVersion, Rule, ToolchainVerdict};
 use std::str::FromStr;
 
 /// The verdict, and why a declaration could not be checked.
-pub fn compare(declared: &Declared, found: Option<&str>) -> (Verdict, Option<String>) {
-    let unchecked = |why: &str| (Verdict::Unchecked, Some(why.to_string()));
+pub fn compare(
+    declared: &DeclaredVersion,
+    found: Option<&str>,
+) -> (ToolchainVerdict, Option<String>) {
+    let unchecked = |why: &str| (ToolchainVerdict::Unchecked, Some(why.to_string()));
     let Some(test) = matcher(declared) else {
         return match declared.rule {
             Rule::Range => unchecked("not a semver range Quartermaster can read"),
@@ -14,11 +17,11 @@ pub fn compare(declared: &Declared, found: Option<&str>) -> (Verdict, Option<Str
         };
     };
     let Some(found) = found else {
-        return (Verdict::Mismatch, None);
+        return (ToolchainVerdict::Mismatch, None);
     };
     match components(found) {
-        Some(found) if test(&found) => (Verdict::Match, None),
-        Some(_) => (Verdict::Mismatch, None),
+        Some(found) if test(&found) => (ToolchainVerdict::Match, None),
+        Some(_) => (ToolchainVerdict::Mismatch, None),
         None => unchecked("the version found has no version number"),
     }
 }
@@ -26,7 +29,7 @@ pub fn compare(declared: &Declared, found: Option<&str>) -> (Verdict, Option<Str
 type Matcher = Box<dyn Fn(&[u64]) -> bool>;
 
 /// A test of the version found, or `None` when the declaration names nothing comparable.
-fn matcher(declared: &Declared) -> Option<Matcher> {
+fn matcher(declared: &DeclaredVersion) -> Option<Matcher> {
     let value = declared.value.trim();
     match declared.rule {
         Rule::Range => {
@@ -135,8 +138,8 @@ mod tests {
     use super::super::Tool;
     use super::*;
 
-    fn verdict(rule: Rule, value: &str, found: &str) -> Verdict {
-        let declared = Declared {
+    fn verdict(rule: Rule, value: &str, found: &str) -> ToolchainVerdict {
+        let declared = DeclaredVersion {
             tool: Tool::Node,
             file: "f".into(),
             value: value.into(),
@@ -147,7 +150,7 @@ mod tests {
 
     #[test]
     fn minimum_exact_prefix_and_major() {
-        use Verdict::*;
+        use ToolchainVerdict::*;
         assert_eq!(verdict(Rule::Minimum, "1.21", "1.21.0"), Match);
         assert_eq!(verdict(Rule::Minimum, "1.21", "1.22.3"), Match);
         assert_eq!(verdict(Rule::Minimum, "1.99", "1.19.8"), Mismatch);
@@ -165,7 +168,7 @@ mod tests {
 
     #[test]
     fn npm_ranges_read_as_npm_reads_them() {
-        use Verdict::*;
+        use ToolchainVerdict::*;
         assert_eq!(verdict(Rule::Range, ">=18", "20.11.1"), Match);
         assert_eq!(verdict(Rule::Range, "^18 || ^20", "20.11.1"), Match);
         assert_eq!(verdict(Rule::Range, "^18 || ^22", "20.11.1"), Mismatch);
@@ -183,14 +186,14 @@ mod tests {
 
     #[test]
     fn specifiers_and_what_cannot_be_checked() {
-        use Verdict::*;
+        use ToolchainVerdict::*;
         assert_eq!(verdict(Rule::Specifier, ">=3.9,<3.13", "3.11.2"), Match);
         assert_eq!(verdict(Rule::Specifier, ">=3.12", "3.11.2"), Mismatch);
         assert_eq!(verdict(Rule::Specifier, "~=3.11.0", "3.11.2"), Match);
         assert_eq!(verdict(Rule::Specifier, "3.x", "3.11.2"), Unchecked);
         assert_eq!(verdict(Rule::Prefix, "lts/*", "20.11.1"), Unchecked);
         assert_eq!(verdict(Rule::Prefix, "stable", "1.95.0"), Unchecked);
-        let declared = Declared {
+        let declared = DeclaredVersion {
             tool: Tool::Go,
             file: "go.mod".into(),
             value: "1.21".into(),
@@ -199,7 +202,7 @@ mod tests {
         assert_eq!(compare(&declared, None), (Mismatch, None));
         assert_eq!(
             compare(
-                &Declared {
+                &DeclaredVersion {
                     value: "lts/iron".into(),
                     ..declared
                 },

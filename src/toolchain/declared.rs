@@ -2,7 +2,7 @@
 //! plan), nearest first from the unit's working directory up to the repository root, as the
 //! version managers themselves look for them. Only the tools the unit's ecosystems run are read.
 
-use super::{Declared, Rule, Tool};
+use super::{DeclaredVersion, Rule, Tool};
 use crate::changes::ChangesError;
 use crate::changes::read::Place;
 use std::path::Path;
@@ -16,7 +16,11 @@ pub enum DeclaredError {
 }
 
 /// The declarations for `tools` seen from `dir`, a directory of the checkout at `root`.
-pub fn read(root: &Path, dir: &Path, tools: &[Tool]) -> Result<Vec<Declared>, DeclaredError> {
+pub fn read(
+    root: &Path,
+    dir: &Path,
+    tools: &[Tool],
+) -> Result<Vec<DeclaredVersion>, DeclaredError> {
     let place = Place::new(root, dir)?;
     let want = |t: Tool| tools.contains(&t);
     let mut out = Vec::new();
@@ -62,8 +66,8 @@ fn nearest(
         .map(|text| (place.rel(&path), text)))
 }
 
-fn declared(tool: Tool, file: &str, value: &str, rule: Rule) -> Declared {
-    Declared {
+fn declared(tool: Tool, file: &str, value: &str, rule: Rule) -> DeclaredVersion {
+    DeclaredVersion {
         tool,
         file: file.to_string(),
         value: value.trim().to_string(),
@@ -73,7 +77,7 @@ fn declared(tool: Tool, file: &str, value: &str, rule: Rule) -> Declared {
 
 /// go.mod: `go 1.21` is the least version that may build the module, `toolchain go1.22.3` the one
 /// it prefers.
-fn go_mod(place: &Place) -> Result<Vec<Declared>, DeclaredError> {
+fn go_mod(place: &Place) -> Result<Vec<DeclaredVersion>, DeclaredError> {
     let Some((file, text)) = nearest(place, &["go.mod"])? else {
         return Ok(Vec::new());
     };
@@ -98,7 +102,7 @@ fn first_line(
     place: &Place,
     names: &[&'static str],
     tool: Tool,
-) -> Result<Option<Declared>, DeclaredError> {
+) -> Result<Option<DeclaredVersion>, DeclaredError> {
     let Some((file, text)) = nearest(place, names)? else {
         return Ok(None);
     };
@@ -117,7 +121,7 @@ fn first_line(
 }
 
 /// package.json: `engines` ranges, and `packageManager` (`pnpm@9.15.0+sha512.…`, exact).
-fn package_json(place: &Place, tools: &[Tool]) -> Result<Vec<Declared>, DeclaredError> {
+fn package_json(place: &Place, tools: &[Tool]) -> Result<Vec<DeclaredVersion>, DeclaredError> {
     const ENGINES: &[(&str, Tool)] = &[
         ("node", Tool::Node),
         ("npm", Tool::Npm),
@@ -157,7 +161,7 @@ fn package_json(place: &Place, tools: &[Tool]) -> Result<Vec<Declared>, Declared
 
 /// rust-toolchain.toml's `[toolchain] channel`, or the legacy `rust-toolchain` (the same TOML, or
 /// the channel alone).
-fn rust_toolchain(place: &Place) -> Result<Option<Declared>, DeclaredError> {
+fn rust_toolchain(place: &Place) -> Result<Option<DeclaredVersion>, DeclaredError> {
     let Some((file, text)) = nearest(place, &["rust-toolchain.toml", "rust-toolchain"])? else {
         return Ok(None);
     };
@@ -182,7 +186,7 @@ fn rust_toolchain(place: &Place) -> Result<Option<Declared>, DeclaredError> {
 
 /// pyproject.toml: `requires-python`, poetry's `requires-poetry` and uv's `required-version`, all
 /// PEP 440 specifiers.
-fn pyproject(place: &Place, tools: &[Tool]) -> Result<Vec<Declared>, DeclaredError> {
+fn pyproject(place: &Place, tools: &[Tool]) -> Result<Vec<DeclaredVersion>, DeclaredError> {
     const FIELDS: &[(&[&str], Tool)] = &[
         (&["project", "requires-python"], Tool::Python),
         (&["tool", "poetry", "requires-poetry"], Tool::Poetry),
@@ -214,7 +218,7 @@ fn pyproject(place: &Place, tools: &[Tool]) -> Result<Vec<Declared>, DeclaredErr
 }
 
 /// Gemfile.lock's `BUNDLED WITH`: the bundler that wrote it.
-fn bundled_with(place: &Place) -> Result<Option<Declared>, DeclaredError> {
+fn bundled_with(place: &Place) -> Result<Option<DeclaredVersion>, DeclaredError> {
     let Some((file, text)) = nearest(place, &["Gemfile.lock", "gems.locked"])? else {
         return Ok(None);
     };
@@ -226,7 +230,7 @@ fn bundled_with(place: &Place) -> Result<Option<Declared>, DeclaredError> {
 
 /// asdf's and mise's `.tool-versions`: `nodejs 20.11.1` and the like, one tool a line (the first
 /// version of a line is the one used).
-fn tool_versions(place: &Place, tools: &[Tool]) -> Result<Vec<Declared>, DeclaredError> {
+fn tool_versions(place: &Place, tools: &[Tool]) -> Result<Vec<DeclaredVersion>, DeclaredError> {
     let Some((file, text)) = nearest(place, &[".tool-versions"])? else {
         return Ok(Vec::new());
     };

@@ -6,7 +6,7 @@
 //! against its checksum database, rustup checks its distribution's hashes, and corepack checks
 //! the hash `packageManager` carries when it carries one.
 
-use super::{Declared, Rule, Tool};
+use super::{DeclaredVersion, Rule, Tool};
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 use std::sync::LazyLock;
@@ -49,7 +49,10 @@ pub fn apply(env: &mut BTreeMap<OsString, OsString>, install: bool, extra: &[Str
 /// With the opt-in (`GOTOOLCHAIN=local+auto`), the toolchain go.mod's `toolchain` line names is
 /// the one to run: `go1.22.3+auto` has Go fetch it (and a newer one only when go.mod requires
 /// it), as Dependabot does. `None` leaves the environment as it is.
-pub fn go_toolchain(env: &BTreeMap<OsString, OsString>, declared: &[Declared]) -> Option<String> {
+pub fn go_toolchain(
+    env: &BTreeMap<OsString, OsString>,
+    declared: &[DeclaredVersion],
+) -> Option<String> {
     let opted_in = env
         .get(OsStr::new("GOTOOLCHAIN"))
         .is_some_and(|v| v == "local+auto");
@@ -68,7 +71,7 @@ mod tests {
 
     #[test]
     fn with_the_opt_in_go_runs_the_toolchain_go_mod_names() {
-        let go = |value: &str, rule| Declared {
+        let go = |value: &str, rule| DeclaredVersion {
             tool: Tool::Go,
             file: "go.mod".into(),
             value: value.into(),

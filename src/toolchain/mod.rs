@@ -106,7 +106,7 @@ pub enum Rule {
 
 /// One version a repository declares.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Declared {
+pub struct DeclaredVersion {
     pub tool: Tool,
     /// The file it came from, relative to the repository root.
     pub file: String,
@@ -117,7 +117,7 @@ pub struct Declared {
 /// What a declaration and the version found came to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Verdict {
+pub enum ToolchainVerdict {
     Match,
     Mismatch,
     /// The declaration names no version that can be compared (`lts/*`, `stable`).
@@ -134,14 +134,14 @@ pub struct Check {
     pub rule: Rule,
     /// The version the unit's commands get; absent when the tool was not found.
     pub found: Option<String>,
-    pub verdict: Verdict,
+    pub verdict: ToolchainVerdict,
     /// Why the declaration could not be checked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
 }
 
 impl Check {
-    pub fn new(branch: &str, declared: &Declared, found: Option<&str>) -> Self {
+    pub fn new(branch: &str, declared: &DeclaredVersion, found: Option<&str>) -> Self {
         let (verdict, note) = compare::compare(declared, found);
         Self {
             branch: branch.to_string(),
@@ -170,7 +170,7 @@ impl Check {
 
 /// What a mismatch does to the unit.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Policy {
+pub enum ToolchainPolicy {
     /// Recorded in the report and the PR; the unit goes on.
     #[default]
     Warn,
@@ -183,13 +183,13 @@ pub enum Policy {
 #[error("--toolchain-policy must be warn or fail, not `{0}`")]
 pub struct UnknownPolicy(String);
 
-impl std::str::FromStr for Policy {
+impl std::str::FromStr for ToolchainPolicy {
     type Err = UnknownPolicy;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s.trim() {
-            "warn" => Ok(Policy::Warn),
-            "fail" => Ok(Policy::Fail),
+            "warn" => Ok(ToolchainPolicy::Warn),
+            "fail" => Ok(ToolchainPolicy::Fail),
             other => Err(UnknownPolicy(other.to_string())),
         }
     }
@@ -223,23 +223,23 @@ mod tests {
 
     #[test]
     fn the_policy_is_warn_or_fail() {
-        assert_eq!("fail".parse::<Policy>(), Ok(Policy::Fail));
+        assert_eq!("fail".parse::<ToolchainPolicy>(), Ok(ToolchainPolicy::Fail));
         assert_eq!(
-            "stop".parse::<Policy>().unwrap_err().to_string(),
+            "stop".parse::<ToolchainPolicy>().unwrap_err().to_string(),
             "--toolchain-policy must be warn or fail, not `stop`"
         );
     }
 
     #[test]
     fn a_check_describes_tool_file_declared_and_found() {
-        let declared = Declared {
+        let declared = DeclaredVersion {
             tool: Tool::Rustc,
             file: "rust-toolchain.toml".into(),
             value: "1.70.0".into(),
             rule: Rule::Prefix,
         };
         let check = Check::new("b", &declared, Some("1.95.0"));
-        assert_eq!(check.verdict, Verdict::Mismatch);
+        assert_eq!(check.verdict, ToolchainVerdict::Mismatch);
         assert_eq!(
             check.describe(),
             "rustc: rust-toolchain.toml declares 1.70.0, found 1.95.0"

@@ -4,7 +4,7 @@
 use crate::common::{TOKEN, github, gitlab, sh};
 use quartermaster::forge::github::{GithubForge, GithubSettings};
 use quartermaster::forge::gitlab::{GitlabForge, GitlabSettings};
-use quartermaster::forge::http::Policy;
+use quartermaster::forge::http::RequestPolicy;
 use quartermaster::forge::local::LocalForge;
 use quartermaster::forge::{
     ApiCommit, FileChange, Forge, ForgeKind, NewIssue, NewPullRequest, People, PullRequestEdit,
@@ -15,13 +15,13 @@ use secrecy::SecretString;
 use std::path::Path;
 use std::time::Duration;
 
-fn quick() -> Policy {
-    Policy {
+fn quick() -> RequestPolicy {
+    RequestPolicy {
         attempts: 2,
         backoff: Duration::from_millis(1),
         max_wait: Duration::from_secs(1),
         write_interval: Duration::ZERO,
-        ..Policy::default()
+        ..RequestPolicy::default()
     }
 }
 

@@ -2,7 +2,7 @@
 //! `json.MarshalIndent` writes for docker-agent's plan struct. The golden files come from
 //! `tests/fixtures/docker-agent/gen` (a Go program; see its README).
 
-use quartermaster::named_plan::{Change, Outcome, PlanFile, PlanName, PlanStore};
+use quartermaster::named_plan::{Change, PlanFile, PlanName, PlanStatus, PlanStore};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -134,7 +134,7 @@ fn claim_and_finish_write_what_docker_agent_would() {
     );
 
     let store = store.with_clock(finish_time);
-    store.finish(&claim, Outcome::Done).unwrap();
+    store.finish(&claim, PlanStatus::Done).unwrap();
     let on_disk = std::fs::read(dir.path().join("claimed.json")).unwrap();
     assert_eq!(
         String::from_utf8(on_disk).unwrap(),

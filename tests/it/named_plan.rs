@@ -1,7 +1,7 @@
 //! Reading, claiming and writing back docker-agent named plans, and every refusal on the way.
 
 use quartermaster::named_plan::{
-    LOCK_FILE, MAX_CONTENT_BYTES, MAX_FILE_BYTES, Outcome, PlanName, PlanStore, StoreError,
+    LOCK_FILE, MAX_CONTENT_BYTES, MAX_FILE_BYTES, PlanName, PlanStatus, PlanStore, StoreError,
     parse_reference, plan_json, plans_dir_for, result_content,
 };
 use std::fs;
@@ -46,7 +46,7 @@ fn a_claim_moves_ready_to_in_progress_by_quartermaster() {
     );
     assert_eq!(plan.content(), "{\"repo_context\": {}}");
     assert_eq!(plan.title(), "Weekly");
-    let finished = store.finish(&claim, Outcome::Failed).unwrap();
+    let finished = store.finish(&claim, PlanStatus::Failed).unwrap();
     assert_eq!((finished.status(), finished.revision()), ("failed", 5));
     assert_eq!(finished.content(), "{\"repo_context\": {}}");
     assert!(!read(dir.path(), "weekly.json").ends_with('\n'));
@@ -76,7 +76,7 @@ fn finishing_after_someone_else_wrote_is_a_conflict() {
     let (_dir, store) = store_with("weekly.json", READY_PLAN);
     let claim = store.claim(&name("weekly"), None, "ready").unwrap();
     store.submit(&name("weekly"), "{}", None, Some(4)).unwrap();
-    let err = store.finish(&claim, Outcome::Done).unwrap_err();
+    let err = store.finish(&claim, PlanStatus::Done).unwrap_err();
     assert!(
         matches!(
             err,
@@ -418,7 +418,7 @@ fn results_are_created_then_updated_and_carry_the_report() {
     let report = "{\"exit_code\": 1, \"tail\": \"```\"}";
     let content = result_content("## Quartermaster\n\n1 failed\n", report);
     let first = store
-        .write_result(&name("weekly").result(), Outcome::Failed, &content)
+        .write_result(&name("weekly").result(), PlanStatus::Failed, &content)
         .unwrap();
     assert_eq!(
         (first.revision(), first.status(), first.author()),
@@ -426,7 +426,7 @@ fn results_are_created_then_updated_and_carry_the_report() {
     );
     assert_eq!(plan_json(first.content()), format!("{report}\n"));
     let second = store
-        .write_result(&name("weekly").result(), Outcome::Done, "ok")
+        .write_result(&name("weekly").result(), PlanStatus::Done, "ok")
         .unwrap();
     assert_eq!(
         (second.revision(), second.status(), second.title()),
@@ -461,10 +461,10 @@ fn references_outcomes_and_plan_content() {
     );
     assert!(parse_reference("docker-agent:Weekly").unwrap().is_err());
     assert!(parse_reference("plan.json").is_none());
-    assert_eq!(Outcome::from_run(true, 0), Outcome::Done);
-    assert_eq!(Outcome::from_run(true, 1), Outcome::Failed);
-    assert_eq!(Outcome::from_run(true, 2), Outcome::Failed);
-    assert_eq!(Outcome::from_run(false, 2), Outcome::Invalid);
+    assert_eq!(PlanStatus::from_run(true, 0), PlanStatus::Done);
+    assert_eq!(PlanStatus::from_run(true, 1), PlanStatus::Failed);
+    assert_eq!(PlanStatus::from_run(true, 2), PlanStatus::Failed);
+    assert_eq!(PlanStatus::from_run(false, 2), PlanStatus::Invalid);
     let prose = "Here is the plan:\n\n```json\n{\"actions\": []}\n```\n";
     assert_eq!(plan_json(prose), "{\"actions\": []}\n");
 }

@@ -2,7 +2,9 @@
 //! transitive package, as one of two versions of a crate. And the snapshot's record of what it
 //! read, and a plan naming the wrong ecosystem.
 
-use crate::changes::{ChangesError, Declared, Ecosystem, Trust, UpdateType, check, diff, snapshot};
+use crate::changes::{
+    ChangesError, DeclaredUpdate, Ecosystem, Trust, UpdateType, check, diff, snapshot,
+};
 use std::path::Path;
 
 const SUM: &str = "0000000000000000000000000000000000000000000000000000000000000000";
@@ -67,8 +69,8 @@ fn sd(dir: &Path, anyhow: &str, syntax: &str) {
     );
 }
 
-fn declared(package: &str, from: &str, to: &str) -> Declared {
-    Declared {
+fn declared(package: &str, from: &str, to: &str) -> DeclaredUpdate {
+    DeclaredUpdate {
         package: package.into(),
         from: from.into(),
         to: to.into(),

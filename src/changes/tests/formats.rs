@@ -1,7 +1,7 @@
 //! The lock's format each reader records, and its change as a fact that blocks nothing.
 
 use super::{copy, eco, edit, fixture, read};
-use crate::changes::{Declared, Ecosystem, FormatChange, Trust, UpdateType, check, diff};
+use crate::changes::{DeclaredUpdate, Ecosystem, FormatChange, Trust, UpdateType, check, diff};
 
 /// The format recorded for the fixture `rel` read as `ecosystem`.
 fn format_of(rel: &str, working_dir: &str, ecosystem: &str) -> Option<String> {
@@ -132,7 +132,7 @@ fn a_rewritten_format_is_a_fact_not_a_finding() {
         to: "1 (revision 5)".into(),
     };
     assert_eq!(d.ecosystems[0].format.as_ref(), Some(&change));
-    let maintenance = Declared {
+    let maintenance = DeclaredUpdate {
         package: "uv.lock".into(),
         from: String::new(),
         to: String::new(),

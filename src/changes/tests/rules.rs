@@ -1,11 +1,11 @@
 //! Every finding code with its message, on the real cases.
 
 use super::{copy, edit, fixture, read};
-use crate::changes::{Code, Declared, Snapshot, Trust, UpdateType, Verdict, check, diff};
+use crate::changes::{Code, DeclaredUpdate, Snapshot, Trust, UpdateType, Verdict, check, diff};
 use std::path::Path;
 
-fn declared(package: &str, from: &str, to: &str, update_type: UpdateType) -> Declared {
-    Declared {
+fn declared(package: &str, from: &str, to: &str, update_type: UpdateType) -> DeclaredUpdate {
+    DeclaredUpdate {
         package: package.into(),
         from: from.into(),
         to: to.into(),
@@ -13,7 +13,7 @@ fn declared(package: &str, from: &str, to: &str, update_type: UpdateType) -> Dec
     }
 }
 
-fn verdict(before: &Snapshot, after: &Snapshot, updates: &[Declared]) -> Verdict {
+fn verdict(before: &Snapshot, after: &Snapshot, updates: &[DeclaredUpdate]) -> Verdict {
     check(&diff(before, after), updates, &Trust::default())
 }
 

@@ -6,7 +6,7 @@
 //! repeats POSTs, which can duplicate a PR or comment. Responses are parsed into octocrab's models.
 //! Branches are pushed with git to `GITHUB_SERVER_URL/GITHUB_REPOSITORY` as `x-access-token`.
 
-use super::http::{Policy, RawResponse, Resilience, recover_create, short_message};
+use super::http::{RawResponse, RequestPolicy, Resilience, recover_create, short_message};
 use super::{
     ApiCommit, Comment, Forge, ForgeError, ForgeKind, Issue, NewIssue, NewPullRequest, People,
     PullRequest, PullRequestEdit, Result, State, Target,
@@ -40,7 +40,7 @@ pub struct GithubSettings {
     /// `GITHUB_REPOSITORY`, `owner/name`.
     pub repository: String,
     pub token: SecretString,
-    pub policy: Policy,
+    pub policy: RequestPolicy,
 }
 
 pub struct GithubForge {
@@ -427,7 +427,7 @@ mod tests {
             server_url: "https://github.com".into(),
             repository: repository.into(),
             token: SecretString::from("t"),
-            policy: Policy::default(),
+            policy: RequestPolicy::default(),
         };
         assert!(GithubForge::new(settings("o/r")).is_ok());
         for bad in ["o", "/r", "o/", "o/r/x"] {

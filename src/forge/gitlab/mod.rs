@@ -7,7 +7,7 @@
 //! helper only exists for blocking clients. Branches are pushed with git to the project's HTTP
 //! URL as `oauth2`.
 
-use super::http::{Policy, RawResponse, Resilience, recover_create, short_message};
+use super::http::{RawResponse, RequestPolicy, Resilience, recover_create, short_message};
 use super::{
     ApiCommit, Comment, Forge, ForgeError, ForgeKind, Issue, NewIssue, NewPullRequest, People,
     PullRequest, PullRequestEdit, Result, State, Target,
@@ -43,7 +43,7 @@ pub struct GitlabSettings {
     /// `CI_PROJECT_PATH`, `group/project`.
     pub project_path: String,
     pub token: SecretString,
-    pub policy: Policy,
+    pub policy: RequestPolicy,
 }
 
 pub struct GitlabForge {

@@ -227,8 +227,8 @@ fn bot_label_comes_first_once() {
 
 #[test]
 fn a_pr_body_lists_the_declared_toolchains() {
-    use crate::toolchain::{Check, Declared, Rule, Tool};
-    let declared = |tool, file: &str, value: &str, rule| Declared {
+    use crate::toolchain::{Check, DeclaredVersion, Rule, Tool};
+    let declared = |tool, file: &str, value: &str, rule| DeclaredVersion {
         tool,
         file: file.into(),
         value: value.into(),

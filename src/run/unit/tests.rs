@@ -144,14 +144,14 @@ fn the_last_unit_carrying_an_update_decides_its_fate() {
     let updates = update_reports(&a.updates, &results, &report);
     assert_eq!(updates[0].pull_request, Some(9));
     assert!(updates[0].landed);
-    assert_eq!(updates[0].test, Verdict::Passed);
+    assert_eq!(updates[0].test, TestVerdict::Passed);
     assert_eq!(updates[1].branch.as_deref(), Some("quartermaster/deps"));
     assert!(!updates[1].landed);
-    assert_eq!(updates[1].test, Verdict::Failed);
+    assert_eq!(updates[1].test, TestVerdict::Failed);
     let none = update_reports(&a.updates, &[], &report);
     assert_eq!(
         (none[0].branch.clone(), none[0].test),
-        (None, Verdict::NotRun)
+        (None, TestVerdict::NotRun)
     );
 }
 

@@ -25,7 +25,7 @@ fn setup_nodes_npmrc_and_its_token_are_carried() {
     assert_eq!(
         c.seeds,
         vec![Seed {
-            tool: Tool::Npmrc,
+            tool: ToolConfig::Npmrc,
             source: npmrc.clone()
         }]
     );
@@ -53,7 +53,7 @@ fn home_npmrc_is_carried_unless_the_operator_names_one() {
     assert_eq!(c.seeds.len(), 1);
     assert!(c.hosts.contains("mirror.example"));
     let explicit = Seed {
-        tool: Tool::Npmrc,
+        tool: ToolConfig::Npmrc,
         source: "/etc/npmrc".into(),
     };
     let c = discover(&npm(), &[explicit], &[], &operator);

@@ -1,6 +1,6 @@
 use super::*;
 
-fn seed(dir: &Path, tool: Tool, name: &str, text: &str) -> Seed {
+fn seed(dir: &Path, tool: ToolConfig, name: &str, text: &str) -> Seed {
     let source = dir.join(name);
     std::fs::write(&source, text).unwrap();
     Seed { tool, source }
@@ -64,25 +64,25 @@ fn configured(dir: &Path) -> Registries {
     let seeds = vec![
         seed(
             dir,
-            Tool::Npmrc,
+            ToolConfig::Npmrc,
             "npmrc",
             "registry=https://mirror.example/npm/\n@acme:registry=https://npm.pkg.github.com\n//npm.pkg.github.com/:_authToken=${NODE_AUTH_TOKEN}\n",
         ),
         seed(
             dir,
-            Tool::Cargo,
+            ToolConfig::Cargo,
             "config.toml",
             "[source.crates-io]\nreplace-with = \"m\"\n[source.m]\nregistry = \"sparse+https://cargo.example/index\"\n",
         ),
         seed(
             dir,
-            Tool::Uv,
+            ToolConfig::Uv,
             "uv.toml",
             "[[index]]\nurl = \"https://uv.example/simple\"\ndefault = true\n",
         ),
         seed(
             dir,
-            Tool::Bundle,
+            ToolConfig::Bundle,
             "config",
             "---\nBUNDLE_MIRROR__HTTPS://RUBYGEMS__ORG/: \"https://gems.example/\"\n",
         ),
@@ -186,7 +186,7 @@ fn a_local_cargo_registry_is_read_from_disk() {
     let dir = tempfile::tempdir().unwrap();
     let seeds = vec![seed(
         dir.path(),
-        Tool::Cargo,
+        ToolConfig::Cargo,
         "config.toml",
         "[source.crates-io]\nreplace-with = \"l\"\n[source.l]\nlocal-registry = \"/srv/registry\"\n",
     )];

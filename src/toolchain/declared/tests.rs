@@ -13,7 +13,7 @@ fn checkout(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {
     (dir, root)
 }
 
-fn rows(found: Vec<Declared>) -> Vec<(Tool, String, String, Rule)> {
+fn rows(found: Vec<DeclaredVersion>) -> Vec<(Tool, String, String, Rule)> {
     found
         .into_iter()
         .map(|d| (d.tool, d.file, d.value, d.rule))
