@@ -69,10 +69,12 @@ pub(crate) fn parse(
 /// The line where the parser stopped, from the rest of the input it reports.
 fn parse_error(file: &str, text: &str, error: &yarn_lock_parser::YarnLockError) -> ChangesError {
     let yarn_lock_parser::YarnLockError::Parser { source } = error;
-    let rest = match source {
-        nom::Err::Error(e) | nom::Err::Failure(e) => e.errors.first().map(|(rest, _)| rest.len()),
-        nom::Err::Incomplete(_) => None,
-    };
+    // The parser's own error sits in a `nom::Err`, whose `map` reaches it without naming `nom`
+    // (an `Incomplete` has none, and leaves `rest` unset).
+    let mut rest = None;
+    let _ = source
+        .clone()
+        .map(|e| rest = e.errors.first().map(|(rest, _)| rest.len()));
     let line = rest.map(|len| error::line_of(text, text.len().saturating_sub(len)));
     ChangesError::parse(file, line, "not a valid yarn.lock entry")
 }

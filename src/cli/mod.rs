@@ -1,5 +1,5 @@
 //! The command line: `run`, `validate`, `schema`, `explain`, `mcp`, and for many jobs `export`,
-//! `shards` and `report merge`. Parses arguments, hands them to the library's rooms, and turns
+//! `shards` and `report merge`. Parses arguments, hands them to the library's modules, and turns
 //! results into output and exit codes.
 
 mod explain;

@@ -1,11 +1,11 @@
 //! The plan: what the agent asks Quartermaster to do.
 //!
-//! These types are the contract of `quartermaster-plan-schema`: every action type and field of the
-//! seed schema, closed enums, and no unknown fields (a typo such as `fallback_stratgy` must never be
-//! silently ignored, or a strategy the agent chose would be replaced by a default). Parsing is
-//! two-phase (see [`parse`]): JSON first, so syntax errors carry line and column, then a structural
-//! check driven by the plan's own JSON Schema that reports *every* unknown, missing or mistyped field
-//! with its JSON Pointer, and only then serde into these types.
+//! These types are the plan's contract, which `quartermaster schema` prints as a JSON Schema: every
+//! action type and field, closed enums, and no unknown fields (a typo such as `fallback_stratgy`
+//! must never be silently ignored, or a strategy the agent chose would be replaced by a default).
+//! Parsing is two-phase (see [`parse`]): JSON first, so syntax errors carry line and column, then a
+//! structural check driven by the plan's own JSON Schema that reports *every* unknown, missing or
+//! mistyped field with its JSON Pointer, and only then serde into these types.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -266,7 +266,7 @@ impl PolicyError {
                 "the policy must be a regular file of at most 64 KiB; fix it on the default branch, or point --policy at another file"
             }
             _ => {
-                "fix .quartermaster.toml on the default branch (or the --policy file); the README lists every key, its values and its default"
+                "fix .quartermaster.toml on the default branch (or the --policy file); Quartermaster's docs/policy.md lists every key, its values and its default"
             }
         }
     }

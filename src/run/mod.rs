@@ -3,11 +3,11 @@
 //! Every action is independent: whatever happens to it (a red test, a refusal, a forge error) is
 //! recorded in its report and never stops the next one. Actions run on `--jobs` workers
 //! (`jobs`), each with its own sandbox slot and a workspace it resets between units. Each action
-//! type is one room (`create_mr`, `update_mr`, `issues`, `pull_requests`) that reads as a recipe over
+//! type is one module (`create_mr`, `update_mr`, `issues`, `pull_requests`) that reads as a recipe over
 //! the shared steps: `build` (workspace, commands, commit, tests), `publish` (push, PR), `ownership`
 //! and `comment`. After the plan's actions, `upkeep` looks after Quartermaster's open PRs from the
 //! build `record` each carries, and `dashboard` keeps the dependency dashboard; `after_opening`
-//! applies the repository's policy to new PRs. The rules (DESIGN.md §3) in one place:
+//! applies the repository's policy to new PRs. The rules every action keeps, in one place:
 //! - only PRs on `quartermaster/*` branches that carry the bot label are updated, commented on or
 //!   closed; `comment_issue` needs the label on the issue;
 //! - a branch with a commit by anyone but the bot identity is never force-pushed: it is left alone

@@ -1,12 +1,12 @@
 //! Every rule a plan must satisfy before anything runs.
 //!
-//! The seed schema's rules (branch prefix, allowlisted commands, test runners, confidence, at most
-//! 20 actions, relative `working_dir`, duplicate-package warnings) plus ours (DESIGN.md §3): valid
-//! and unique git branch names, normalised paths that stay inside the checkout, label and text
-//! limits the forges enforce, and the mission's allowed action types. All findings are reported
-//! together so an agent can fix its plan in one round. A valid plan comes back as a
-//! [`ValidatedPlan`]: every command already matched to its typed argv, so that nothing after
-//! validation reads a command string again.
+//! The plan's own rules (branch prefix, allowlisted commands, test runners, confidence, at most 20
+//! actions, relative `working_dir`, duplicate-package warnings) and stricter ones of
+//! Quartermaster's: valid and unique git branch names, normalised paths that stay inside the
+//! checkout, label and text limits the forges enforce, and the mission's allowed action types. All
+//! findings are reported together so an agent can fix its plan in one round. A valid plan comes
+//! back as a [`ValidatedPlan`]: every command already matched to its typed argv, so that nothing
+//! after validation reads a command string again.
 
 mod changes;
 mod locks;
@@ -25,7 +25,7 @@ use crate::plan::{self, Parsed};
 use std::collections::BTreeMap;
 use view::{ContextView, View};
 
-/// The seed's limit on actions per plan.
+/// The most actions a plan may hold.
 pub const MAX_ACTIONS: usize = 20;
 /// Commands per action; more is a sign of a confused plan, and each one is a process.
 pub const MAX_COMMANDS: usize = 20;

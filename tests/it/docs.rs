@@ -1,15 +1,28 @@
-//! The README documents every finding code, and every update command, frozen install and
-//! dependency file of the deps mission.
+//! The documentation (the README and the reference in `docs/`) documents every finding code, and
+//! every update command, frozen install and dependency file of the deps mission.
 
 use quartermaster::finding::Code;
 
-fn readme() -> String {
-    std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap()
+/// The README and every file of `docs/`, one after the other.
+pub fn documentation() -> String {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let mut files: Vec<_> = std::fs::read_dir(format!("{root}/docs"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|e| e == "md"))
+        .collect();
+    files.sort();
+    files.insert(0, format!("{root}/README.md").into());
+    files
+        .iter()
+        .map(|path| std::fs::read_to_string(path).unwrap())
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 #[test]
 fn every_code_is_documented() {
-    let readme = readme();
+    let readme = documentation();
     let missing: Vec<&str> = Code::ALL
         .iter()
         .map(|c| c.as_str())
@@ -20,7 +33,7 @@ fn every_code_is_documented() {
 
 #[test]
 fn every_deps_command_is_documented() {
-    let readme = readme();
+    let readme = documentation();
     let deps = quartermaster::mission::load("deps", None).unwrap();
     for (name, eco) in &deps.ecosystems {
         for pattern in &eco.commands {

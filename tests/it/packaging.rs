@@ -1,7 +1,7 @@
 //! The GitHub Actions' and the GitLab component's metadata agree with the binary and with each
 //! other: every input reaches Quartermaster as the `QM_*` variable of the same name, the container
-//! action, the runner action and the component take the same inputs, and the README documents
-//! each variable.
+//! action, the runner action and the component take the same inputs, and the documentation
+//! names each variable.
 
 use insta::assert_snapshot;
 use yaml_rust2::{Yaml, YamlLoader};
@@ -72,8 +72,7 @@ fn every_input_is_described_and_mapped_to_its_variable() {
 
 #[test]
 fn the_readme_documents_every_variable_the_action_sets() {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let readme = crate::docs::documentation();
     let action = load("action.yml");
     for variable in keys(&action["runs"]["env"]) {
         assert!(

@@ -53,7 +53,7 @@ fn seed_plan_keys() {
 fn batch_pushes_only_its_branch_and_workspaces_share_a_key() {
     let mut plan = plan("seed-deps.json");
     let Action::CreateMr(a) = &mut plan.actions[0] else {
-        panic!("the seed plan starts with create_mr")
+        panic!("seed-deps.json starts with create_mr")
     };
     a.fallback_strategy = FallbackStrategy::Batch;
     let dir = tempfile::tempdir().unwrap();
