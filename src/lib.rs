@@ -18,6 +18,7 @@ pub mod finding;
 pub mod forge;
 pub mod git;
 pub mod harden;
+pub mod hint;
 pub mod manifest;
 pub mod markdown;
 pub mod mcp;

@@ -60,7 +60,7 @@ pub fn command(flags: Inputs) -> ExitCode {
     // The named plan is answered like any other output: a write that fails is an error.
     let mut written = true;
     for e in claimed.map_or_else(Vec::new, |c| c.finish(&report, &progress)) {
-        eprintln!("{}", terminal(&format!("error: {}", e.with_hint())));
+        eprintln!("{}", terminal(&crate::hint::render(&e)));
         written = false;
     }
     written &= write_outputs(&config, &report, &progress);

@@ -13,10 +13,9 @@ pub enum OnlyError {
     OutOfRange { index: usize, count: usize },
 }
 
-impl OnlyError {
-    /// What to do about it.
-    pub fn hint(&self) -> &'static str {
-        match self {
+impl crate::hint::Hint for OnlyError {
+    fn hint(&self) -> Option<std::borrow::Cow<'_, str>> {
+        Some(match self {
             OnlyError::NotAnIndex(_) => {
                 "give action indices separated by commas, such as 0,3,5 (`quartermaster shards` prints them)"
             }
@@ -24,7 +23,7 @@ impl OnlyError {
             OnlyError::OutOfRange { .. } => {
                 "indices start at 0; cut the shards from the plan this run executes"
             }
-        }
+        }.into())
     }
 }
 
