@@ -2,9 +2,9 @@
 //! from, or `--policy`), and the operator's registry configuration carried into the units; both
 //! announced on the start-up lines. A policy that does not parse stops the run (exit 2).
 
+use super::SetupError;
 use crate::changes::Ecosystem;
 use crate::ci::progress::Progress;
-use super::SetupError;
 use crate::config::RunConfig;
 use crate::plan::Action;
 use crate::policy::{self, POLICY_FILE, Policy};

@@ -2,8 +2,8 @@
 //! answered after it (the result plan, then the status `done`, `failed` or `invalid`), and still
 //! answered `failed` when a signal stops the run in between.
 
-use crate::ci::progress::Progress;
 use super::SetupError;
+use crate::ci::progress::Progress;
 use crate::config::NamedPlanConfig;
 use crate::harden::lock;
 use crate::named_plan::{
@@ -34,10 +34,7 @@ pub fn claim(config: &NamedPlanConfig, progress: &Progress) -> Result<Claimed, S
     crate::harden::on_signal(Box::new(move |signal| {
         if let Some(pending) = lock(&answer).take() {
             for e in pending.interrupted(signal) {
-                eprintln!(
-                    "{}",
-                    crate::sink::terminal(&crate::hint::render(&e))
-                );
+                eprintln!("{}", crate::sink::terminal(&crate::hint::render(&e)));
             }
         }
     }))?;
