@@ -75,7 +75,7 @@ mod tests {
 
     #[test]
     fn an_unknown_code_gets_the_closest_one() {
-        insta::assert_snapshot!(find("json.sintax").unwrap_err().render());
+        insta::assert_snapshot!(crate::hint::render(&find("json.sintax").unwrap_err()));
     }
 
     #[test]

@@ -72,6 +72,7 @@ impl Only {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hint::Hint;
 
     fn err(value: &str) -> String {
         Only::parse(value).unwrap_err().to_string()
@@ -89,7 +90,7 @@ mod tests {
         assert_eq!(err("1,"), "--only: `` is not an action index");
         assert_eq!(err("1,1"), "--only: action 1 is named twice");
         assert_eq!(
-            Only::parse("1,x").unwrap_err().hint(),
+            Only::parse("1,x").unwrap_err().hint().unwrap(),
             "give action indices separated by commas, such as 0,3,5 (`quartermaster shards` prints them)"
         );
     }
@@ -104,7 +105,7 @@ mod tests {
             "--only: there is no action 3; the plan has 3"
         );
         assert_eq!(
-            e.hint(),
+            e.hint().unwrap(),
             "indices start at 0; cut the shards from the plan this run executes"
         );
     }
