@@ -68,8 +68,8 @@ mod tests {
         assert_eq!(e.hint(), None);
         let forge = Error::source(&e).expect("the forge error's own source");
         assert_eq!(forge.to_string(), "connection refused");
-        let e = SetupError::from(ConfigError::PlanName(PlanName::parse("A").unwrap_err()));
-        assert!(matches!(e, SetupError::Config(ConfigError::PlanName(_))));
+        let e = SetupError::from(ConfigError::NamedPlan(PlanName::parse("A").unwrap_err()));
+        assert!(matches!(e, SetupError::Config(ConfigError::NamedPlan(_))));
         assert!(with_hint(&e).contains("\nhint: use lower-case letters"));
         let e = MergeError::NoReports;
         assert_eq!(with_hint(&e).lines().count(), 2);

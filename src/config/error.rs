@@ -2,10 +2,12 @@
 //! [`Hint`], shown on a `hint:` line), so that reports and logs can carry each where it belongs.
 
 use crate::hint::Hint;
+use crate::mission::MissionError;
 use crate::named_plan::StoreError;
 use crate::sandbox::SandboxError;
 use crate::scale::only::OnlyError;
 use std::borrow::Cow;
+use std::path::PathBuf;
 
 /// A configuration problem the operator can fix.
 #[derive(Debug, thiserror::Error)]
@@ -19,15 +21,25 @@ pub enum ConfigError {
     /// `--only` is not a list of action indices.
     #[error(transparent)]
     Only(#[from] OnlyError),
-    /// `--plan docker-agent:<name>` names no valid plan.
+    /// `--plan docker-agent:<name>` names no plan that can be read.
     #[error(transparent)]
-    PlanName(#[from] StoreError),
+    NamedPlan(#[from] StoreError),
     /// `--result-plan` is not a valid plan name.
     #[error("--result-plan: {0}")]
     ResultPlan(#[source] StoreError),
-    /// A sandbox setting (isolation, limits) that does not parse.
+    /// A sandbox setting (isolation, limits, `--tool-config`) that does not parse.
     #[error(transparent)]
     Sandbox(#[from] SandboxError),
+    /// `--mission` names no mission that can be loaded.
+    #[error("mission: {0}")]
+    Mission(#[from] MissionError),
+    /// The plan file (or standard input) could not be read.
+    #[error("cannot read plan {}: {source}", .path.display())]
+    PlanUnreadable {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 impl ConfigError {
@@ -51,8 +63,8 @@ impl Hint for ConfigError {
         match self {
             Self::Invalid { hint, .. } => hint.as_deref().map(Cow::Borrowed),
             Self::Only(e) => e.hint(),
-            Self::PlanName(e) | Self::ResultPlan(e) => e.hint(),
-            Self::Sandbox(_) => None,
+            Self::NamedPlan(e) | Self::ResultPlan(e) => e.hint(),
+            Self::Sandbox(_) | Self::Mission(_) | Self::PlanUnreadable { .. } => None,
         }
     }
 }
