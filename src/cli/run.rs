@@ -110,7 +110,7 @@ type Taken = (Vec<(String, String)>, Vec<String>);
 /// find none of them. Returns the tokens, and the names of the variables that held one (raw or
 /// encoded), for the configuration.
 fn take_tokens() -> Result<Taken, ConfigError> {
-    let setup = |e: sandbox::SandboxError| ConfigError::new(format!("token hygiene: {e}"));
+    let setup = ConfigError::TokenHygiene;
     let mut taken = Vec::new();
     for name in env_vars::TAKEN_AT_START {
         if let Some(value) = sandbox::take_env(name).map_err(setup)? {

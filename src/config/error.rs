@@ -30,6 +30,12 @@ pub enum ConfigError {
     /// A sandbox setting (isolation, limits, `--tool-config`) that does not parse.
     #[error(transparent)]
     Sandbox(#[from] SandboxError),
+    /// A `QM_*` variable of the wrong shape.
+    #[error("QM_* environment: {0}")]
+    Environment(#[from] envy::Error),
+    /// The token variables could not be taken out of the environment.
+    #[error("token hygiene: {0}")]
+    TokenHygiene(#[source] SandboxError),
     /// `--mission` names no mission that can be loaded.
     #[error("mission: {0}")]
     Mission(#[from] MissionError),
@@ -64,7 +70,11 @@ impl Hint for ConfigError {
             Self::Invalid { hint, .. } => hint.as_deref().map(Cow::Borrowed),
             Self::Only(e) => e.hint(),
             Self::NamedPlan(e) | Self::ResultPlan(e) => e.hint(),
-            Self::Sandbox(_) | Self::Mission(_) | Self::PlanUnreadable { .. } => None,
+            Self::Sandbox(_)
+            | Self::Environment(_)
+            | Self::TokenHygiene(_)
+            | Self::Mission(_)
+            | Self::PlanUnreadable { .. } => None,
         }
     }
 }
