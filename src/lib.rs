@@ -19,6 +19,7 @@ pub mod finding;
 pub mod forge;
 pub mod git;
 pub mod harden;
+pub mod hint;
 pub mod markdown;
 pub mod mcp;
 pub mod mission;

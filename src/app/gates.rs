@@ -2,9 +2,10 @@
 //! from, or `--policy`), and the operator's registry configuration carried into the units; both
 //! announced on the start-up lines. A policy that does not parse stops the run (exit 2).
 
+use super::SetupError;
 use crate::changes::Ecosystem;
 use crate::ci::progress::Progress;
-use crate::config::{ConfigError, RunConfig};
+use crate::config::RunConfig;
 use crate::plan::Action;
 use crate::policy::{self, POLICY_FILE, Policy};
 use crate::run::OpenedRemote;
@@ -33,10 +34,9 @@ pub fn policy(
     config: &RunConfig,
     plan: &ValidatedPlan,
     opened: Option<&OpenedRemote>,
-) -> Result<Policy, ConfigError> {
-    let refused = |e: policy::PolicyError| ConfigError::with_hint(e.to_string(), e.hint());
+) -> Result<Policy, SetupError> {
     if let Some(path) = &config.policy {
-        return policy::from_file(path).map_err(refused);
+        return Ok(policy::from_file(path)?);
     }
     let branch = &plan.plan().repo_context.default_branch;
     let Some((opened, tip)) = opened.and_then(|o| Some((o, o.default_tip()?))) else {
@@ -45,8 +45,11 @@ pub fn policy(
     };
     let entry = opened
         .default_branch_file(POLICY_FILE, POLICY_LIMIT)
-        .map_err(|e| ConfigError::new(format!("reading {POLICY_FILE} at {branch}: {e}")))?;
-    policy::from_tree(entry, branch, &tip.to_string()).map_err(refused)
+        .map_err(|e| SetupError::PolicyRead {
+            branch: branch.clone(),
+            source: e.into(),
+        })?;
+    Ok(policy::from_tree(entry, branch, &tip.to_string())?)
 }
 
 /// The operator's registry configuration for the plan's ecosystems, announced.
@@ -95,7 +98,7 @@ pub fn screener(
     carried: &Carried,
     child_env: &BTreeMap<OsString, OsString>,
     runtime: tokio::runtime::Handle,
-) -> Result<Arc<Screener>, ConfigError> {
+) -> Result<Arc<Screener>, SetupError> {
     let own: BTreeMap<OsString, OsString> = std::env::vars_os().collect();
     let seeds: Vec<_> = config
         .tool_configs
@@ -112,5 +115,5 @@ pub fn screener(
         runtime,
     )
     .map(Arc::new)
-    .map_err(ConfigError::new)
+    .map_err(|e| SetupError::Screener(e.into()))
 }

@@ -2,6 +2,7 @@
 //! open the forge, hide the checkout's persisted credentials, probe the sandbox, run the engine,
 //! conclude.
 
+mod error;
 mod gates;
 pub mod named;
 mod sandbox;
@@ -9,10 +10,11 @@ mod subject;
 
 use crate::ci::github;
 use crate::ci::progress::Progress;
-use crate::config::{ConfigError, RunConfig};
+use crate::config::RunConfig;
 use crate::finding::Finding;
 use crate::forge::{self, ForgeKind};
 use crate::git::{CredentialGuard, Mirror, RemoteSpec};
+use crate::hint::Hint;
 use crate::mission::Mission;
 use crate::report::{
     ActionReport, IsolationReport, IssueRef, REPORT_VERSION, RunReport, Summary, Timing,
@@ -24,6 +26,8 @@ use crate::validate::{self, ValidatedPlan, Validation};
 use secrecy::ExposeSecret;
 use std::sync::{Arc, Mutex};
 use std::time::{Instant, SystemTime};
+
+pub use error::SetupError;
 
 /// Validates and runs the plan `bytes`; the report says what happened, including why the run
 /// could not start.
@@ -60,9 +64,9 @@ pub fn run(config: &RunConfig, mission: &Mission, bytes: &[u8], progress: &Progr
                 report.isolation = Some(ran.isolation);
             }
             Err(e) => {
-                eprintln!("{}", crate::sink::terminal(&e.render()));
-                report.error = Some(e.message);
-                report.hint = e.hint;
+                eprintln!("{}", crate::sink::terminal(&crate::hint::render(&e)));
+                report.error = Some(e.to_string());
+                report.hint = e.hint().map(std::borrow::Cow::into_owned);
             }
         }
     } else {
@@ -102,11 +106,9 @@ fn shard_text(config: &RunConfig) -> String {
 }
 
 /// Refuses a shard naming actions the plan does not have.
-fn shard_fits(config: &RunConfig, plan: &ValidatedPlan) -> Result<(), ConfigError> {
+fn shard_fits(config: &RunConfig, plan: &ValidatedPlan) -> Result<(), SetupError> {
     match &config.only {
-        Some(only) => only
-            .fits(plan.plan().actions.len())
-            .map_err(|e| ConfigError::with_hint(e.to_string(), e.hint())),
+        Some(only) => Ok(only.fits(plan.plan().actions.len())?),
         None => Ok(()),
     }
 }
@@ -163,12 +165,12 @@ struct Ran {
 
 /// Workers drive their actions' requests from their own threads; the runtime's one thread drives
 /// the connections.
-fn runtime() -> Result<tokio::runtime::Runtime, ConfigError> {
+fn runtime() -> Result<tokio::runtime::Runtime, SetupError> {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
         .build()
-        .map_err(|e| ConfigError::new(format!("async runtime: {e}")))
+        .map_err(SetupError::Runtime)
 }
 
 /// Runs a valid plan: hardens the process, opens the forge, hides persisted credentials, probes
@@ -178,15 +180,13 @@ fn execute(
     plan: &ValidatedPlan,
     mission: &Mission,
     progress: &Progress,
-) -> Result<Ran, ConfigError> {
+) -> Result<Ran, SetupError> {
     let guard_slot: Arc<Mutex<Option<CredentialGuard>>> = Arc::default();
     let _isolation = crate::harden::process(guard_slot.clone())?;
     let runtime = runtime()?;
     // The HTTP clients spawn their connection tasks when they are built.
     let _context = runtime.enter();
-    let forge = runtime
-        .block_on(forge::open(config.forge_config()?))
-        .map_err(|e| ConfigError::new(e.to_string()))?;
+    let forge = runtime.block_on(forge::open(config.forge_config()?))?;
     let guard = guard_checkout(config, progress)?;
     *crate::harden::lock(&guard_slot) = Some(guard);
     let scratch = crate::harden::scratch()?;
@@ -257,7 +257,7 @@ fn default_branch_exists(
     plan: &ValidatedPlan,
     remote: &RemoteSpec,
     scratch: &std::path::Path,
-) -> Result<(), ConfigError> {
+) -> Result<(), SetupError> {
     const SHOWN: usize = 20;
     let default = &plan.plan().repo_context.default_branch;
     let Ok(heads) = Mirror::new(remote.clone(), scratch).and_then(|mirror| mirror.list()) else {
@@ -275,22 +275,15 @@ fn default_branch_exists(
     } else {
         format!("its branches are {}", branches.join(", "))
     };
-    Err(ConfigError::with_hint(
-        format!(
-            "repo_context.default_branch `{}` does not exist on the remote; {branches}",
-            crate::finding::clip(default)
-        ),
-        "set repo_context.default_branch to the branch the pull requests are to target, usually the repository's default branch",
-    ))
+    Err(SetupError::NoDefaultBranch {
+        branch: crate::finding::clip(default),
+        branches,
+    })
 }
 
 /// Hides the credentials CI persisted in the checkout while commands run.
-fn guard_checkout(config: &RunConfig, progress: &Progress) -> Result<CredentialGuard, ConfigError> {
-    let guard = CredentialGuard::neutralise(&config.checkout).map_err(|e| {
-        ConfigError::new(format!(
-            "cannot hide the credentials persisted in the checkout: {e}"
-        ))
-    })?;
+fn guard_checkout(config: &RunConfig, progress: &Progress) -> Result<CredentialGuard, SetupError> {
+    let guard = CredentialGuard::neutralise(&config.checkout).map_err(SetupError::Credentials)?;
     if guard.is_active() {
         progress.line(
             "quartermaster: credentials persisted in the checkout are hidden while commands run",
@@ -308,7 +301,7 @@ fn settings(
     carried: &crate::supply::carry::Carried,
     policy: crate::policy::Policy,
     runtime: &tokio::runtime::Handle,
-) -> Result<Settings, ConfigError> {
+) -> Result<Settings, SetupError> {
     let extra_env: Vec<String> = config
         .extra_env
         .iter()
@@ -351,12 +344,10 @@ pub fn logs_dir(report: &std::path::Path) -> std::path::PathBuf {
 }
 
 /// Makes the logs' directory, without the logs of an earlier run.
-fn fresh_logs(dir: &std::path::Path) -> Result<(), ConfigError> {
-    let failed = |e: std::io::Error| {
-        ConfigError::new(format!(
-            "cannot prepare the log directory {}: {e}",
-            dir.display()
-        ))
+fn fresh_logs(dir: &std::path::Path) -> Result<(), SetupError> {
+    let failed = |source| SetupError::Logs {
+        dir: dir.to_path_buf(),
+        source,
     };
     std::fs::create_dir_all(dir).map_err(failed)?;
     for entry in std::fs::read_dir(dir).map_err(failed)?.flatten() {

@@ -2,8 +2,9 @@
 //! answered after it (the result plan, then the status `done`, `failed` or `invalid`), and still
 //! answered `failed` when a signal stops the run in between.
 
+use super::SetupError;
 use crate::ci::progress::Progress;
-use crate::config::{ConfigError, NamedPlanConfig};
+use crate::config::NamedPlanConfig;
 use crate::harden::lock;
 use crate::named_plan::{
     Claim, PlanName, PlanStatus, PlanStore, StoreError, plan_json, result_content,
@@ -27,16 +28,13 @@ struct Pending {
 
 /// Claims the named plan: it must have the status asked for and still be at the revision just
 /// read. Nothing is written on a refusal. From the claim on, a signal answers the plan `failed`.
-pub fn claim(config: &NamedPlanConfig, progress: &Progress) -> Result<Claimed, ConfigError> {
+pub fn claim(config: &NamedPlanConfig, progress: &Progress) -> Result<Claimed, SetupError> {
     let slot: Arc<Mutex<Option<Pending>>> = Arc::default();
     let answer = slot.clone();
     crate::harden::on_signal(Box::new(move |signal| {
         if let Some(pending) = lock(&answer).take() {
             for e in pending.interrupted(signal) {
-                eprintln!(
-                    "{}",
-                    crate::sink::terminal(&format!("error: {}", e.with_hint()))
-                );
+                eprintln!("{}", crate::sink::terminal(&crate::hint::render(&e)));
             }
         }
     }))?;

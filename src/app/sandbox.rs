@@ -1,6 +1,7 @@
 //! The sandbox a run's commands go through: configured from the run, probed once.
 
-use crate::config::{ConfigError, RunConfig};
+use super::SetupError;
+use crate::config::RunConfig;
 use crate::sandbox::{Sandbox, SandboxConfig};
 use crate::validate::ValidatedPlan;
 use std::collections::BTreeMap;
@@ -15,7 +16,7 @@ pub fn open(
     scratch: &Path,
     child_env: BTreeMap<OsString, OsString>,
     carried: &crate::supply::carry::Carried,
-) -> Result<Sandbox, ConfigError> {
+) -> Result<Sandbox, SetupError> {
     let own: BTreeMap<OsString, OsString> = std::env::vars_os().collect();
     let mut sandbox = SandboxConfig::new(config.isolation, &own, child_env);
     if let Some(base) = config.sandbox_uid_base {
@@ -35,5 +36,5 @@ pub fn open(
     sandbox
         .toolchain_dirs
         .extend(carried.expose.iter().cloned());
-    Sandbox::probe(sandbox).map_err(|e| ConfigError::new(format!("sandbox: {e}")))
+    Sandbox::probe(sandbox).map_err(SetupError::Sandbox)
 }

@@ -130,6 +130,22 @@ pub fn masks(secrets: &[String]) -> Vec<String> {
     secrets.iter().map(|s| format!("::add-mask::{s}")).collect()
 }
 
+/// The files GitHub Actions gave that could not be written, each with why.
+#[derive(Debug, thiserror::Error)]
+#[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
+pub struct PublishError(pub Vec<Unwritten>);
+
+/// One file GitHub Actions gave that could not be written.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot write the {what} {path}: {source}")]
+pub struct Unwritten {
+    /// `job summary` or `step outputs`.
+    pub what: &'static str,
+    pub path: String,
+    #[source]
+    pub source: std::io::Error,
+}
+
 /// Writes the job summary and the step outputs, where GitHub Actions asks for them. Every file is
 /// attempted; the error lists those that could not be written.
 pub fn publish(
@@ -137,22 +153,31 @@ pub fn publish(
     report: &RunReport,
     report_path: Option<&Path>,
     markdown: &str,
-) -> Result<(), String> {
-    let mut errors = Vec::new();
-    if let Some(path) = ci.github_step_summary.as_deref()
-        && let Err(e) = append(Path::new(path), markdown)
-    {
-        errors.push(format!("cannot write the job summary {path}: {e}"));
-    }
-    if let Some(path) = ci.github_output.as_deref()
-        && let Err(e) = append(Path::new(path), &outputs(report, report_path))
-    {
-        errors.push(format!("cannot write the step outputs {path}: {e}"));
-    }
-    if errors.is_empty() {
+) -> Result<(), PublishError> {
+    let files = [
+        ("job summary", &ci.github_step_summary, markdown.to_string()),
+        (
+            "step outputs",
+            &ci.github_output,
+            outputs(report, report_path),
+        ),
+    ];
+    let unwritten: Vec<Unwritten> = files
+        .into_iter()
+        .filter_map(|(what, path, text)| {
+            let path = path.as_deref()?;
+            let source = append(Path::new(path), &text).err()?;
+            Some(Unwritten {
+                what,
+                path: path.to_string(),
+                source,
+            })
+        })
+        .collect();
+    if unwritten.is_empty() {
         Ok(())
     } else {
-        Err(errors.join("; "))
+        Err(PublishError(unwritten))
     }
 }
 

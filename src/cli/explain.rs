@@ -2,9 +2,10 @@
 //! `explain_code` tool says it; without a code, every code and its meaning.
 
 use super::{ExplainCliArgs, Format, fail};
-use crate::config::ConfigError;
 use crate::finding::explain::{Explanation, explain};
 use crate::finding::{Code, clip, closest};
+use crate::hint::Hint;
+use std::borrow::Cow;
 use std::process::ExitCode;
 
 pub fn command(args: &ExplainCliArgs) -> ExitCode {
@@ -28,8 +29,27 @@ pub fn command(args: &ExplainCliArgs) -> ExitCode {
     }
 }
 
+/// `quartermaster explain` was given something else than a finding code.
+#[derive(Debug, thiserror::Error)]
+#[error("`{}` is not a finding code", clip(.input))]
+struct UnknownCode {
+    input: String,
+    /// The code it is closest to, if one is close.
+    near: Option<&'static str>,
+}
+
+impl Hint for UnknownCode {
+    fn hint(&self) -> Option<Cow<'_, str>> {
+        let near = self
+            .near
+            .map(|near| format!("did you mean `{near}`? "))
+            .unwrap_or_default();
+        Some(format!("{near}`quartermaster explain` lists every code").into())
+    }
+}
+
 /// The code `input` names: as written, or as a finding line shows it (`error[json.syntax]`).
-fn find(input: &str) -> Result<Code, ConfigError> {
+fn find(input: &str) -> Result<Code, UnknownCode> {
     let name = input.trim();
     let name = name
         .strip_suffix(']')
@@ -37,13 +57,10 @@ fn find(input: &str) -> Result<Code, ConfigError> {
         .map_or(name, |(_, code)| code);
     Code::from_name(name).ok_or_else(|| {
         let known: Vec<&str> = Code::ALL.iter().map(|c| c.as_str()).collect();
-        let near = closest(name, &known)
-            .map(|near| format!("did you mean `{near}`? "))
-            .unwrap_or_default();
-        ConfigError::with_hint(
-            format!("`{}` is not a finding code", clip(input)),
-            format!("{near}`quartermaster explain` lists every code"),
-        )
+        UnknownCode {
+            input: input.to_string(),
+            near: closest(name, &known),
+        }
     })
 }
 
@@ -75,7 +92,7 @@ mod tests {
 
     #[test]
     fn an_unknown_code_gets_the_closest_one() {
-        insta::assert_snapshot!(find("json.sintax").unwrap_err().render());
+        insta::assert_snapshot!(crate::hint::render(&find("json.sintax").unwrap_err()));
     }
 
     #[test]

@@ -32,7 +32,7 @@ pub fn command(args: McpArgs) -> ExitCode {
     };
     match serve_stdio(config) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e @ McpError::Mission(_)) => fail(&ConfigError::new(e.to_string())),
+        Err(e @ McpError::Mission(_)) => fail(&e),
         Err(e) => {
             eprintln!("{}", crate::sink::terminal(&format!("error: {e}")));
             ExitCode::FAILURE
@@ -49,10 +49,7 @@ fn config(inputs: Inputs) -> Result<McpConfig, ConfigError> {
     let seeds = inputs
         .tool_config
         .iter()
-        .map(|s| {
-            s.parse::<Seed>()
-                .map_err(|e| ConfigError::new(e.to_string()))
-        })
+        .map(|s| s.parse::<Seed>().map_err(ConfigError::from))
         .collect::<Result<Vec<_>, _>>()?;
     let own: BTreeMap<OsString, OsString> = std::env::vars_os().collect();
     let all: BTreeSet<Ecosystem> = Ecosystem::ALL.into_iter().collect();

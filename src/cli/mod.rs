@@ -174,7 +174,7 @@ pub fn main() -> ExitCode {
 }
 
 /// Says why nothing ran, and exits 2.
-fn fail(error: &crate::config::ConfigError) -> ExitCode {
-    eprintln!("{}", crate::sink::terminal(&error.render()));
+fn fail(error: &dyn crate::hint::Hint) -> ExitCode {
+    eprintln!("{}", crate::sink::terminal(&crate::hint::render(error)));
     ExitCode::from(EXIT_INVALID)
 }

@@ -60,7 +60,7 @@ pub fn command(flags: Inputs) -> ExitCode {
     // The named plan is answered like any other output: a write that fails is an error.
     let mut written = true;
     for e in claimed.map_or_else(Vec::new, |c| c.finish(&report, &progress)) {
-        eprintln!("{}", terminal(&format!("error: {}", e.with_hint())));
+        eprintln!("{}", terminal(&crate::hint::render(&e)));
         written = false;
     }
     written &= write_outputs(&config, &report, &progress);
@@ -110,7 +110,7 @@ type TakenTokens = (Vec<(String, String)>, Vec<String>);
 /// find none of them. Returns the tokens, and the names of the variables that held one (raw or
 /// encoded), for the configuration.
 fn take_tokens() -> Result<TakenTokens, ConfigError> {
-    let setup = |e: sandbox::SandboxError| ConfigError::new(format!("token hygiene: {e}"));
+    let setup = ConfigError::TokenHygiene;
     let mut taken = Vec::new();
     for name in env_vars::TAKEN_AT_START {
         if let Some(value) = sandbox::take_env(name).map_err(setup)? {

@@ -5,7 +5,7 @@ use super::validate::{load_mission, read_plan, render_text};
 use super::{EXIT_INVALID, fail};
 use crate::ci::github;
 use crate::ci::progress::Progress;
-use crate::config::{self, CiEnv, ConfigError, Inputs};
+use crate::config::{self, CiEnv, Inputs};
 use crate::scale::export::{self, ExportOptions, Repository};
 use crate::scale::{merge, plan_sha256, shards};
 use crate::schedule::{self, KeyContext};
@@ -128,7 +128,7 @@ pub fn export(args: &ExportArgs) -> ExitCode {
             let run = export::export(plan.plan(), &plan_sha256(&bytes), &ctx, &options);
             print(&export::to_json(&run))
         }
-        Err(e) => fail(&ConfigError::with_hint(e.to_string(), e.hint())),
+        Err(e) => fail(&e),
     }
 }
 
@@ -150,7 +150,7 @@ pub fn shards(args: &ShardsArgs) -> ExitCode {
     });
     match text {
         Ok(text) => print(&text),
-        Err(e) => fail(&ConfigError::with_hint(e.to_string(), e.hint())),
+        Err(e) => fail(&e),
     }
 }
 
@@ -164,7 +164,7 @@ pub fn report(command: &ReportCommand) -> ExitCode {
         .and_then(merge::merge);
     let merged = match merged {
         Ok(merged) => merged,
-        Err(e) => return fail(&ConfigError::with_hint(e.to_string(), e.hint())),
+        Err(e) => return fail(&e),
     };
     let markdown = merged.to_markdown();
     let mut written = true;

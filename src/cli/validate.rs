@@ -70,8 +70,7 @@ pub fn command(args: &ValidateCliArgs) -> ExitCode {
 
 /// The mission named, else `deps`.
 pub fn load_mission(name: Option<&str>, dir: Option<&Path>) -> Result<Mission, ConfigError> {
-    mission::load(name.unwrap_or(DEFAULT_MISSION), dir)
-        .map_err(|e| ConfigError::new(format!("mission: {e}")))
+    Ok(mission::load(name.unwrap_or(DEFAULT_MISSION), dir)?)
 }
 
 /// The plan JSON a named plan holds, read without claiming it.
@@ -95,7 +94,10 @@ pub fn read_plan(path: &Path) -> Result<Vec<u8>, ConfigError> {
     } else {
         std::fs::File::open(path).and_then(|f| f.take(limit).read_to_end(&mut bytes))
     };
-    result.map_err(|e| ConfigError::new(format!("cannot read plan {}: {e}", path.display())))?;
+    result.map_err(|source| ConfigError::PlanUnreadable {
+        path: path.to_path_buf(),
+        source,
+    })?;
     Ok(bytes)
 }
 

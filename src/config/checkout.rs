@@ -67,9 +67,7 @@ mod tests {
         assert_eq!(checkout(&named, &CiEnv::default(), dir.path().into()), sub);
         let refused = require_repository(&sub).unwrap_err();
         insta::assert_snapshot!(
-            refused
-                .render()
-                .replace(&dir.path().display().to_string(), "DIR")
+            crate::hint::render(&refused).replace(&dir.path().display().to_string(), "DIR")
         );
     }
 
@@ -80,9 +78,7 @@ mod tests {
         assert_eq!(found, dir.path());
         let refused = require_repository(&found).unwrap_err();
         insta::assert_snapshot!(
-            refused
-                .render()
-                .replace(&dir.path().display().to_string(), "DIR")
+            crate::hint::render(&refused).replace(&dir.path().display().to_string(), "DIR")
         );
     }
 }

@@ -257,9 +257,7 @@ impl Inputs {
     pub fn from_vars(
         vars: impl IntoIterator<Item = (String, String)>,
     ) -> Result<Self, ConfigError> {
-        envy::prefixed(env_vars::PREFIX)
-            .from_iter(vars)
-            .map_err(|e| ConfigError::new(format!("QM_* environment: {e}")))
+        Ok(envy::prefixed(env_vars::PREFIX).from_iter(vars)?)
     }
 
     /// These inputs over `fallback`: a value given here wins; extra-env names add up.

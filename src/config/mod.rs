@@ -189,7 +189,7 @@ impl RunConfig {
 
 /// `--only` (`None`: every action).
 fn only(value: Option<&str>) -> Result<Option<Only>, ConfigError> {
-    Only::parse(value.unwrap_or("")).map_err(|e| ConfigError::with_hint(e.to_string(), e.hint()))
+    Ok(Only::parse(value.unwrap_or(""))?)
 }
 
 /// `--sandbox-uid-base`, when given.
@@ -292,9 +292,7 @@ fn toolchain_policy(value: Option<&str>) -> Result<crate::toolchain::ToolchainPo
 fn parsed<T: std::str::FromStr<Err = crate::sandbox::SandboxError>>(
     value: &str,
 ) -> Result<T, ConfigError> {
-    value
-        .parse()
-        .map_err(|e: crate::sandbox::SandboxError| ConfigError::new(e.to_string()))
+    Ok(value.parse()?)
 }
 
 fn forge_kind(name: Option<&str>, ci: &CiEnv) -> Result<ForgeKind, ConfigError> {

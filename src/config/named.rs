@@ -29,10 +29,7 @@ pub(super) fn resolve(inputs: &Inputs, ci: &CiEnv) -> Result<Option<NamedPlanCon
     };
     let name = reference?;
     let result = match inputs.result_plan.as_deref() {
-        Some(result) => PlanName::parse(result).map_err(|e| {
-            let hint = e.hint().unwrap_or_default();
-            ConfigError::with_hint(format!("--result-plan: {e}"), hint)
-        })?,
+        Some(result) => PlanName::parse(result).map_err(ConfigError::ResultPlan)?,
         None => name.result(),
     };
     if result == name {

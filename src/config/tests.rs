@@ -120,16 +120,16 @@ fn forge_settings_follow_the_token_policy() {
     };
     let err = gitlab(None, Some("glcbt-x")).err().unwrap();
     assert!(
-        err.message
+        err.to_string()
             .starts_with("only the CI job token is available")
     );
     assert!(
-        err.hint
+        crate::hint::Hint::hint(&err)
             .unwrap()
             .contains("`api` and `write_repository` scopes")
     );
     let err = gitlab(Some("glcbt-x"), None).err().unwrap();
-    assert!(err.message.starts_with("the token is the CI job token"));
+    assert!(err.to_string().starts_with("the token is the CI job token"));
     let Ok(crate::forge::ForgeConfig::Gitlab(settings)) = gitlab(Some("glpat-x"), None) else {
         panic!("a project token is accepted");
     };
@@ -158,7 +158,7 @@ fn extra_env_never_passes_a_variable_that_holds_a_ci_credential() {
     inputs.extra_env = vec!["CACHE_AUTH".into()];
     inputs.credential_holders = vec![("CACHE_AUTH".into(), "ACTIONS_RUNTIME_TOKEN".into())];
     let err = resolve(inputs, CiEnv::default()).unwrap_err();
-    insta::assert_snapshot!(err.render());
+    insta::assert_snapshot!(crate::hint::render(&err));
 }
 
 #[test]
@@ -179,7 +179,7 @@ fn only_limits_the_run_to_a_shard() {
     )
     .unwrap_err();
     assert_eq!(
-        err.render(),
+        crate::hint::render(&err),
         "error: --only: `two` is not an action index\nhint: give action indices separated by commas, such as 0,3,5 (`quartermaster shards` prints them)"
     );
 }
@@ -240,7 +240,7 @@ fn repository_names_another_project_on_the_forges_only() {
     ];
     for (forge, repository, expected) in refusals {
         let err = config(forge, repository).err().unwrap();
-        assert_eq!(err.render(), expected);
+        assert_eq!(crate::hint::render(&err), expected);
     }
 }
 
@@ -292,7 +292,7 @@ fn a_docker_agent_plan_resolves_its_directory_status_and_result() {
         .unwrap();
     assert_eq!(named.dir, PathBuf::from("/var/tmp/.cagent/plans"));
     let err = resolve(flags("docker-agent:../x"), CiEnv::default()).unwrap_err();
-    assert_eq!(err.message, "`../x` is not a valid plan name");
+    assert_eq!(err.to_string(), "`../x` is not a valid plan name");
 }
 
 #[test]
@@ -323,7 +323,7 @@ fn sign_commits_is_refused_on_the_local_forge() {
     let c = resolve(inputs.clone(), CiEnv::default()).unwrap();
     assert!(c.sign_commits);
     let err = c.forge_config().err().unwrap();
-    insta::assert_snapshot!(err.render());
+    insta::assert_snapshot!(crate::hint::render(&err));
     inputs.forge = Some("github".into());
     inputs.token = Some("qm-token-0123456789".into());
     let ci = CiEnv {

@@ -19,6 +19,22 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+/// Why one attempt got no answer at all.
+#[derive(Debug, thiserror::Error)]
+pub enum SendError {
+    #[error("no answer within {}s", .0.as_secs())]
+    Timeout(Duration),
+    /// The HTTP client's own error (connection, TLS, a body that could not be read).
+    #[error(transparent)]
+    Client(Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl SendError {
+    pub fn client(e: impl std::error::Error + Send + Sync + 'static) -> Self {
+        Self::Client(Box::new(e))
+    }
+}
+
 /// Tunables; the defaults suit a weekly CI job. Tests shrink the delays.
 #[derive(Debug, Clone)]
 pub struct RequestPolicy {
@@ -160,7 +176,7 @@ impl Resilience {
     ) -> Result<RawResponse, ForgeError>
     where
         F: FnMut() -> Fut,
-        Fut: Future<Output = Result<RawResponse, String>>,
+        Fut: Future<Output = Result<RawResponse, SendError>>,
     {
         // After a signal no request starts, and none in flight (or waiting out a rate limit)
         // holds the run back.
@@ -181,7 +197,7 @@ impl Resilience {
     ) -> Result<RawResponse, ForgeError>
     where
         F: FnMut() -> Fut,
-        Fut: Future<Output = Result<RawResponse, String>>,
+        Fut: Future<Output = Result<RawResponse, SendError>>,
     {
         let mut attempt = 0;
         loop {
@@ -199,7 +215,7 @@ impl Resilience {
                     tracing::warn!("network error ({e}); retrying");
                     tokio::time::sleep(self.policy.backoff(attempt)).await;
                 }
-                Err(e) => return Err(ForgeError::Transport(e)),
+                Err(e) => return Err(ForgeError::Transport(e.into())),
                 Ok(r) if r.ok() => return Ok(r),
                 Ok(r) => {
                     if let Some(wait) = rate_limit_wait(&r) {

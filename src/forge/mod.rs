@@ -227,7 +227,7 @@ pub enum ForgeError {
     #[error("the forge rejected the request ({status}): {message}")]
     Api { status: u16, message: String },
     #[error("could not reach the forge: {0}")]
-    Transport(String),
+    Transport(#[source] Box<dyn std::error::Error + Send + Sync>),
     #[error("{0}")]
     Local(String),
     #[error("the run was stopped by signal {0} before the forge answered")]

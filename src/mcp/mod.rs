@@ -51,6 +51,12 @@ pub enum McpError {
     Mission(#[from] crate::mission::MissionError),
 }
 
+impl crate::hint::Hint for McpError {
+    fn hint(&self) -> Option<std::borrow::Cow<'_, str>> {
+        None
+    }
+}
+
 /// Serves MCP on standard input and output until the client closes its end. The server's mission
 /// is loaded first, so a misconfigured server fails at once rather than on the first call.
 pub fn serve_stdio(config: McpConfig) -> Result<(), McpError> {

@@ -6,8 +6,10 @@ use crate::changes::Ecosystem;
 use crate::cli::render_json;
 use crate::finding::explain::explain;
 use crate::finding::{Code, clip, closest};
+use crate::hint::{Hint, with_hint};
 use crate::mission::{self, Mission, MissionError};
 use crate::named_plan::{PlanName, PlanStore};
+use crate::policy::PolicyError;
 use crate::supply::Screener;
 use crate::supply::check::Ask;
 use crate::supply::notes::NotesApis;
@@ -18,9 +20,31 @@ use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabiliti
 use rmcp::{ErrorData, ServerHandler, schemars, tool, tool_handler, tool_router};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
+use std::borrow::Cow;
 use std::sync::Arc;
 
 const INSTRUCTIONS: &str = "Quartermaster executes dependency-update plans after checking them against the operator's mission and the repository's policy. Loop: get_schema and describe_mission (which gives the policy in force), check_update for each version you consider (it says whether the policy's gates would pass it), write the plan, validate_plan until `valid` is true (explain_code says what a finding code means and how to fix it), then submit_plan to store it as a named plan with status `ready` for the next `quartermaster run`. Nothing here runs any command.";
+
+/// Why a tool cannot use the server's configuration; given back to the agent as the tool's error.
+#[derive(Debug, thiserror::Error)]
+enum Refusal {
+    #[error("mission: {0}")]
+    Mission(#[source] MissionError),
+    #[error("the repository's policy cannot be used: {0}")]
+    Policy(#[source] PolicyError),
+    /// The gates (registries, OSV) could not be made.
+    #[error("{0}")]
+    Screener(#[source] Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl Hint for Refusal {
+    fn hint(&self) -> Option<Cow<'_, str>> {
+        match self {
+            Refusal::Policy(e) => e.hint(),
+            Refusal::Mission(_) | Refusal::Screener(_) => None,
+        }
+    }
+}
 
 /// A plan, as a JSON object or as the text of one.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -136,7 +160,7 @@ impl QmServer {
     ) -> Result<CallToolResult, ErrorData> {
         let mission = match self.mission(args.mission.as_deref()) {
             Ok(mission) => mission,
-            Err(refusal) => return Ok(error_result(refusal)),
+            Err(refusal) => return Ok(error_result(with_hint(&refusal))),
         };
         let validation = validate(args.plan.text().as_bytes(), &mission);
         Ok(text_result(render_json(&validation)))
@@ -156,7 +180,7 @@ impl QmServer {
                 described["policy"] = self.policy_json();
                 text_result(pretty(&described))
             }
-            Err(refusal) => error_result(refusal),
+            Err(refusal) => error_result(with_hint(&refusal)),
         })
     }
 
@@ -178,7 +202,7 @@ impl QmServer {
         };
         let screener = match self.screener().await {
             Ok(screener) => screener,
-            Err(refusal) => return Ok(error_result(refusal)),
+            Err(refusal) => return Ok(error_result(with_hint(&refusal))),
         };
         let ask = Ask {
             ecosystem,
@@ -218,11 +242,11 @@ impl QmServer {
     ) -> Result<CallToolResult, ErrorData> {
         let name = match PlanName::parse(&args.name) {
             Ok(name) => name,
-            Err(e) => return Ok(error_result(e.with_hint())),
+            Err(e) => return Ok(error_result(with_hint(&e))),
         };
         let mission = match self.mission(args.mission.as_deref()) {
             Ok(mission) => mission,
-            Err(refusal) => return Ok(error_result(refusal)),
+            Err(refusal) => return Ok(error_result(with_hint(&refusal))),
         };
         let text = args.plan.text();
         let validation = validate(text.as_bytes(), &mission);
@@ -246,7 +270,7 @@ impl QmServer {
                 "status": plan.status(),
                 "validation": serde_json::from_str::<Value>(&findings).expect("validation JSON parses"),
             }))),
-            Err(e) => error_result(e.with_hint()),
+            Err(e) => error_result(with_hint(&e)),
         })
     }
 
@@ -263,12 +287,8 @@ impl QmServer {
     }
 
     /// The gates, made on first use.
-    async fn screener(&self) -> Result<Arc<Screener>, String> {
-        let policy = self
-            .config
-            .policy
-            .clone()
-            .map_err(|e| format!("the repository's policy cannot be used: {e}"))?;
+    async fn screener(&self) -> Result<Arc<Screener>, Refusal> {
+        let policy = self.config.policy.clone().map_err(Refusal::Policy)?;
         self.screener
             .get_or_try_init(|| async {
                 Screener::new(
@@ -282,16 +302,17 @@ impl QmServer {
             })
             .await
             .cloned()
+            .map_err(|e| Refusal::Screener(e.into()))
     }
 
     /// The named mission, or the server's; the refusal's text when it cannot be loaded.
-    fn mission(&self, name: Option<&str>) -> Result<Arc<Mission>, String> {
+    fn mission(&self, name: Option<&str>) -> Result<Arc<Mission>, Refusal> {
         match name {
             None => Ok(self.default_mission.clone()),
             Some(name) if name == self.config.mission => Ok(self.default_mission.clone()),
             Some(name) => mission::load(name, self.config.missions_dir.as_deref())
                 .map(Arc::new)
-                .map_err(|e| format!("mission: {e}")),
+                .map_err(Refusal::Mission),
         }
     }
 }

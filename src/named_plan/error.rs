@@ -2,10 +2,9 @@
 
 use std::path::PathBuf;
 
-/// Everything that can go wrong with a named plan. The message says what happened; [`hint`]
-/// says what to do, apart from it. `run` exits 2 on any of them before anything runs.
-///
-/// [`hint`]: StoreError::hint
+/// Everything that can go wrong with a named plan. The message says what happened; its
+/// [`Hint`](crate::hint::Hint) says what to do, apart from it. `run` exits 2 on any of them before
+/// anything runs.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("`{0}` is not a valid plan name")]
@@ -57,10 +56,9 @@ pub enum StoreError {
     },
 }
 
-impl StoreError {
-    /// What to do about it, when there is more to say than the message.
-    pub fn hint(&self) -> Option<&'static str> {
-        Some(match self {
+impl crate::hint::Hint for StoreError {
+    fn hint(&self) -> Option<std::borrow::Cow<'_, str>> {
+        Some(std::borrow::Cow::Borrowed(match self {
             Self::InvalidName(_) => {
                 "use lower-case letters, digits, `-` and `_`, starting with a letter or digit (docker-agent's rule)"
             }
@@ -82,17 +80,11 @@ impl StoreError {
             Self::TooLarge { .. } => "a plan is a few kilobytes: leave logs and changelogs out",
             Self::LockTimeout { .. } => "try again, or look for a stuck process",
             Self::RevisionOverflow { .. } | Self::Io { .. } => return None,
-        })
+        }))
     }
+}
 
-    /// The message and the hint, on two lines, as an agent or a log shows them.
-    pub fn with_hint(&self) -> String {
-        match self.hint() {
-            Some(hint) => format!("{self}\nhint: {hint}"),
-            None => self.to_string(),
-        }
-    }
-
+impl StoreError {
     pub(crate) fn io(
         action: &'static str,
         path: impl Into<PathBuf>,
@@ -109,15 +101,6 @@ impl StoreError {
         Self::Corrupt {
             path: path.into(),
             reason: reason.into(),
-        }
-    }
-}
-
-impl From<StoreError> for crate::config::ConfigError {
-    fn from(e: StoreError) -> Self {
-        match e.hint() {
-            Some(hint) => Self::with_hint(e.to_string(), hint),
-            None => Self::new(e.to_string()),
         }
     }
 }

@@ -258,17 +258,16 @@ pub enum PolicyError {
     Unreadable { origin: String, message: String },
 }
 
-impl PolicyError {
-    /// What to do about it.
-    pub fn hint(&self) -> &'static str {
-        match self {
+impl crate::hint::Hint for PolicyError {
+    fn hint(&self) -> Option<std::borrow::Cow<'_, str>> {
+        Some(match self {
             PolicyError::Unreadable { .. } => {
                 "the policy must be a regular file of at most 64 KiB; fix it on the default branch, or point --policy at another file"
             }
             _ => {
                 "fix .quartermaster.toml on the default branch (or the --policy file); Quartermaster's docs/policy.md lists every key, its values and its default"
             }
-        }
+        }.into())
     }
 }
 

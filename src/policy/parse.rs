@@ -137,7 +137,7 @@ impl Reader<'_> {
         t: &Table,
         table: &str,
         key: &str,
-        check: fn(&str) -> Result<String, String>,
+        check: fn(&str) -> Result<String, BadEntry>,
     ) -> Result<Vec<String>, PolicyError> {
         let name = joined(table, key);
         let items = match t.get(key) {
@@ -170,7 +170,8 @@ impl Reader<'_> {
                     format!("must be a string, not {}", kind(item)),
                 ));
             };
-            let value = check(text).map_err(|why| self.bad(&format!("{name}[{i}]"), why))?;
+            let value =
+                check(text).map_err(|why| self.bad(&format!("{name}[{i}]"), why.to_string()))?;
             if !out.contains(&value) {
                 out.push(value);
             }
@@ -315,18 +316,47 @@ fn shown(value: &Value) -> String {
     }
 }
 
-fn name_pattern(text: &str) -> Result<String, String> {
+/// What is wrong with one entry of a list; the policy's error quotes it after the entry's key.
+#[derive(Debug, thiserror::Error)]
+enum BadEntry {
+    #[error("must be a package name or a glob such as \"@acme/*\", without spaces")]
+    NamePattern,
+    #[error(
+        "must be an advisory id such as \"GHSA-xxxx-xxxx-xxxx\" or \"CVE-2024-1234\", not `{0}`"
+    )]
+    AdvisoryId(String),
+    #[error("must be an update type: {types}, not `{0}`", types = update_types())]
+    UpdateType(String),
+    #[error("is a user name without the `@`: write \"{0}\"")]
+    AtUserName(String),
+    #[error("must be a user name (letters, digits, `-`, `_`, `.`), not `{0}`")]
+    UserName(String),
+    #[error(
+        "must be a team such as \"acme/platform\" (names of letters, digits, `-`, `_`, `.`), not `{0}`"
+    )]
+    TeamName(String),
+}
+
+fn update_types() -> String {
+    UpdateType::ALL
+        .iter()
+        .map(|t| t.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn name_pattern(text: &str) -> Result<String, BadEntry> {
     let ok = !text.is_empty()
         && text.len() <= 214
         && !text.chars().any(|c| c.is_control() || c.is_whitespace());
     if ok {
         Ok(text.to_string())
     } else {
-        Err("must be a package name or a glob such as \"@acme/*\", without spaces".into())
+        Err(BadEntry::NamePattern)
     }
 }
 
-fn advisory_id(text: &str) -> Result<String, String> {
+fn advisory_id(text: &str) -> Result<String, BadEntry> {
     let ok = !text.is_empty()
         && text.len() <= 100
         && text
@@ -335,56 +365,36 @@ fn advisory_id(text: &str) -> Result<String, String> {
     if ok {
         Ok(text.to_string())
     } else {
-        Err(format!(
-            "must be an advisory id such as \"GHSA-xxxx-xxxx-xxxx\" or \"CVE-2024-1234\", not `{}`",
-            crate::finding::clip(text)
-        ))
+        Err(BadEntry::AdvisoryId(crate::finding::clip(text)))
     }
 }
 
-fn update_type(text: &str) -> Result<String, String> {
+fn update_type(text: &str) -> Result<String, BadEntry> {
     match UpdateType::parse(text) {
         Some(_) => Ok(text.to_string()),
-        None => Err(format!(
-            "must be an update type: {}, not `{}`",
-            UpdateType::ALL
-                .iter()
-                .map(|t| t.as_str())
-                .collect::<Vec<_>>()
-                .join(", "),
-            crate::finding::clip(text)
-        )),
+        None => Err(BadEntry::UpdateType(crate::finding::clip(text))),
     }
 }
 
 /// A forge user name: letters, digits, `-`, `_` and `.`, as GitHub and GitLab spell them.
-fn user_name(text: &str) -> Result<String, String> {
+fn user_name(text: &str) -> Result<String, BadEntry> {
     if let Some(bare) = text.strip_prefix('@') {
-        return Err(format!(
-            "is a user name without the `@`: write \"{}\"",
-            crate::finding::clip(bare)
-        ));
+        return Err(BadEntry::AtUserName(crate::finding::clip(bare)));
     }
     if is_name(text) {
         Ok(text.to_string())
     } else {
-        Err(format!(
-            "must be a user name (letters, digits, `-`, `_`, `.`), not `{}`",
-            crate::finding::clip(text)
-        ))
+        Err(BadEntry::UserName(crate::finding::clip(text)))
     }
 }
 
 /// A team: `org/team` on GitHub, a group path on GitLab.
-fn team_name(text: &str) -> Result<String, String> {
+fn team_name(text: &str) -> Result<String, BadEntry> {
     let text = text.strip_prefix('@').unwrap_or(text);
     if text.split('/').all(is_name) && text.len() <= 255 {
         Ok(text.to_string())
     } else {
-        Err(format!(
-            "must be a team such as \"acme/platform\" (names of letters, digits, `-`, `_`, `.`), not `{}`",
-            crate::finding::clip(text)
-        ))
+        Err(BadEntry::TeamName(crate::finding::clip(text)))
     }
 }
 

@@ -33,16 +33,15 @@ pub enum ExportError {
     Empty(&'static str),
 }
 
-impl ExportError {
-    /// What to do about it.
-    pub fn hint(&self) -> String {
-        match self {
+impl crate::hint::Hint for ExportError {
+    fn hint(&self) -> Option<std::borrow::Cow<'_, str>> {
+        Some(match self {
             ExportError::InvalidRepository(_) => {
                 "for example github.com/octo/widgets or gitlab.com/group/subgroup/project".into()
             }
             ExportError::NoRepository => "pass --repo HOST/OWNER/NAME; in GitHub Actions or GitLab CI it is read from GITHUB_SERVER_URL and GITHUB_REPOSITORY, or CI_SERVER_FQDN and CI_PROJECT_PATH".into(),
-            ExportError::Empty(what) => format!("name a pangolin {what}, or leave the flag out"),
-        }
+            ExportError::Empty(what) => format!("name a pangolin {what}, or leave the flag out").into(),
+        })
     }
 }
 

@@ -68,10 +68,9 @@ pub enum MergeError {
     },
 }
 
-impl MergeError {
-    /// What to do about it.
-    pub fn hint(&self) -> &'static str {
-        match self {
+impl crate::hint::Hint for MergeError {
+    fn hint(&self) -> Option<std::borrow::Cow<'_, str>> {
+        Some(match self {
             MergeError::NoReports => {
                 "name the shard reports: report merge A.json B.json -o all.json"
             }
@@ -90,7 +89,7 @@ impl MergeError {
             MergeError::Overlap { .. } | MergeError::OutOfShard { .. } => {
                 "give each shard's report once, from shards that `quartermaster shards` cut from this plan"
             }
-        }
+        }.into())
     }
 }
 

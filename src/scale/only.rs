@@ -13,10 +13,9 @@ pub enum OnlyError {
     OutOfRange { index: usize, count: usize },
 }
 
-impl OnlyError {
-    /// What to do about it.
-    pub fn hint(&self) -> &'static str {
-        match self {
+impl crate::hint::Hint for OnlyError {
+    fn hint(&self) -> Option<std::borrow::Cow<'_, str>> {
+        Some(match self {
             OnlyError::NotAnIndex(_) => {
                 "give action indices separated by commas, such as 0,3,5 (`quartermaster shards` prints them)"
             }
@@ -24,7 +23,7 @@ impl OnlyError {
             OnlyError::OutOfRange { .. } => {
                 "indices start at 0; cut the shards from the plan this run executes"
             }
-        }
+        }.into())
     }
 }
 
@@ -73,6 +72,7 @@ impl Only {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hint::Hint;
 
     fn err(value: &str) -> String {
         Only::parse(value).unwrap_err().to_string()
@@ -90,7 +90,7 @@ mod tests {
         assert_eq!(err("1,"), "--only: `` is not an action index");
         assert_eq!(err("1,1"), "--only: action 1 is named twice");
         assert_eq!(
-            Only::parse("1,x").unwrap_err().hint(),
+            Only::parse("1,x").unwrap_err().hint().unwrap(),
             "give action indices separated by commas, such as 0,3,5 (`quartermaster shards` prints them)"
         );
     }
@@ -105,7 +105,7 @@ mod tests {
             "--only: there is no action 3; the plan has 3"
         );
         assert_eq!(
-            e.hint(),
+            e.hint().unwrap(),
             "indices start at 0; cut the shards from the plan this run executes"
         );
     }

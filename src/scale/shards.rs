@@ -30,12 +30,13 @@ pub enum ShardError {
     PlanFromStdin,
 }
 
-impl ShardError {
-    /// What to do about it.
-    pub fn hint(&self) -> String {
-        match self {
+impl crate::hint::Hint for ShardError {
+    fn hint(&self) -> Option<std::borrow::Cow<'_, str>> {
+        Some(match self {
             ShardError::ZeroMax => "give the most CI jobs the plan may take, e.g. --max 4".into(),
-            ShardError::TooManyForGithub(_) => format!("use --max {GITHUB_MATRIX_LIMIT} or less"),
+            ShardError::TooManyForGithub(_) => {
+                format!("use --max {GITHUB_MATRIX_LIMIT} or less").into()
+            }
             ShardError::TokenVariable(_) => {
                 "use letters, digits and `_`, not starting with a digit".into()
             }
@@ -46,7 +47,7 @@ impl ShardError {
                 "pass the plan's path, as the parent pipeline's job leaves it in its artifacts"
                     .into()
             }
-        }
+        })
     }
 }
 

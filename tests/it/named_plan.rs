@@ -1,5 +1,6 @@
 //! Reading, claiming and writing back docker-agent named plans, and every refusal on the way.
 
+use quartermaster::hint::{Hint, with_hint};
 use quartermaster::named_plan::{
     LOCK_FILE, MAX_CONTENT_BYTES, MAX_FILE_BYTES, PlanName, PlanStatus, PlanStore, StoreError,
     parse_reference, plan_json, plans_dir_for, result_content,
@@ -57,7 +58,7 @@ fn a_stale_revision_is_a_conflict_and_writes_nothing() {
     let (dir, store) = store_with("weekly.json", READY_PLAN);
     let err = store.claim(&name("weekly"), Some(2), "ready").unwrap_err();
     assert_eq!(
-        err.with_hint(),
+        with_hint(&err),
         "plan `weekly` changed: expected revision 2, found 3; nothing was written\nhint: another writer got there first: read the plan again, then retry with its current revision"
     );
     assert!(matches!(
@@ -123,7 +124,7 @@ fn a_missing_plan_says_where_it_looked() {
     let store = PlanStore::new(dir.path());
     let err = store.claim(&name("weekly"), None, "ready").unwrap_err();
     assert_eq!(
-        err.with_hint(),
+        with_hint(&err),
         format!(
             "no plan `weekly` in {}\nhint: the agent has not written it, or the plans directory is not the one docker-agent used (--plans-dir, QM_PLANS_DIR)",
             dir.path().display()
@@ -322,7 +323,7 @@ fn submit_creates_replaces_and_respects_a_run_in_progress() {
     store.claim(&name("weekly"), Some(2), "ready").unwrap();
     let busy = store.submit(&name("weekly"), "{}", None, None).unwrap_err();
     assert_eq!(
-        busy.with_hint(),
+        with_hint(&busy),
         "plan `weekly` is being run by Quartermaster (status `in-progress`, revision 3)\nhint: submit again once the run has finished, or pass last_known_revision to replace the plan deliberately"
     );
     assert_eq!(
@@ -401,7 +402,7 @@ fn a_held_lock_times_out_with_a_clear_error() {
     let store = store.with_lock_timeout(Duration::from_millis(50));
     let err = store.claim(&name("weekly"), None, "ready").unwrap_err();
     assert_eq!(
-        err.with_hint(),
+        with_hint(&err),
         format!(
             "another process has held the plans lock {} for more than 50ms\nhint: try again, or look for a stuck process",
             dir.path().join(LOCK_FILE).display()

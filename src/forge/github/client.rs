@@ -17,21 +17,21 @@ impl GithubForge {
         method: &Method,
         uri: &str,
         body: Option<&Value>,
-    ) -> std::result::Result<RawResponse, String> {
+    ) -> std::result::Result<RawResponse, SendError> {
         let response = match method {
             Method::Get => self.client._get(uri).await,
             Method::Post => self.client._post(uri, body).await,
             Method::Patch => self.client._patch(uri, body).await,
             Method::GraphQl => self.graphql._post(uri, body).await,
         }
-        .map_err(|e| e.to_string())?;
+        .map_err(SendError::client)?;
         let status = response.status().as_u16();
         let headers = response.headers().clone();
         let body = self
             .client
             .body_to_string(response)
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(SendError::client)?;
         Ok(RawResponse {
             status,
             headers,

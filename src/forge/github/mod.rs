@@ -6,7 +6,9 @@
 //! repeats POSTs, which can duplicate a PR or comment. Responses are parsed into octocrab's models.
 //! Branches are pushed with git to `GITHUB_SERVER_URL/GITHUB_REPOSITORY` as `x-access-token`.
 
-use super::http::{RawResponse, RequestPolicy, Resilience, recover_create, short_message};
+use super::http::{
+    RawResponse, RequestPolicy, Resilience, SendError, recover_create, short_message,
+};
 use super::{
     ApiCommit, Comment, Forge, ForgeError, ForgeKind, Issue, NewIssue, NewPullRequest, People,
     PullRequest, PullRequestEdit, Result, State, Target,

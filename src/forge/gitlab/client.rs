@@ -40,8 +40,8 @@ impl GitlabForge {
                 let r =
                     tokio::time::timeout(REQUEST_TIMEOUT, self.client.rest_async(request, data))
                         .await
-                        .map_err(|_| format!("no answer within {}s", REQUEST_TIMEOUT.as_secs()))?
-                        .map_err(|e| e.to_string())?;
+                        .map_err(|_| SendError::Timeout(REQUEST_TIMEOUT))?
+                        .map_err(SendError::client)?;
                 Ok(RawResponse {
                     status: r.status().as_u16(),
                     headers: r.headers().clone(),

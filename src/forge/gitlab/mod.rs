@@ -7,7 +7,9 @@
 //! helper only exists for blocking clients. Branches are pushed with git to the project's HTTP
 //! URL as `oauth2`.
 
-use super::http::{RawResponse, RequestPolicy, Resilience, recover_create, short_message};
+use super::http::{
+    RawResponse, RequestPolicy, Resilience, SendError, recover_create, short_message,
+};
 use super::{
     ApiCommit, Comment, Forge, ForgeError, ForgeKind, Issue, NewIssue, NewPullRequest, People,
     PullRequest, PullRequestEdit, Result, State, Target,
@@ -158,7 +160,7 @@ impl GitlabForge {
                     status,
                     message: format!("connecting to {server}: {text}"),
                 },
-                _ => ForgeError::Transport(format!("connecting to {server}: {text}")),
+                _ => ForgeError::Transport(format!("connecting to {server}: {text}").into()),
             });
         };
         let forge = Self {

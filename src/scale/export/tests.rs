@@ -1,4 +1,5 @@
 use super::*;
+use crate::hint::Hint;
 
 #[test]
 fn repositories_are_host_owner_name() {
@@ -23,7 +24,7 @@ fn repositories_are_host_owner_name() {
             format!("`{bad}` is not a repository as HOST/OWNER/NAME")
         );
         assert_eq!(
-            e.hint(),
+            e.hint().unwrap(),
             "for example github.com/octo/widgets or gitlab.com/group/subgroup/project"
         );
     }
@@ -65,7 +66,11 @@ fn repository_comes_from_ci_variables() {
         none.to_string(),
         "no repository to prefix the lock keys with"
     );
-    assert!(none.hint().starts_with("pass --repo HOST/OWNER/NAME"));
+    assert!(
+        none.hint()
+            .unwrap()
+            .starts_with("pass --repo HOST/OWNER/NAME")
+    );
 }
 
 #[test]
@@ -73,7 +78,10 @@ fn empty_queue_or_executor_is_refused() {
     let repo: Repository = "h/o/n".parse().unwrap();
     let e = ExportOptions::new(repo.clone(), Some(" ".into()), None).unwrap_err();
     assert_eq!(e.to_string(), "--queue is empty");
-    assert_eq!(e.hint(), "name a pangolin queue, or leave the flag out");
+    assert_eq!(
+        e.hint().unwrap(),
+        "name a pangolin queue, or leave the flag out"
+    );
     let e = ExportOptions::new(repo.clone(), None, Some(String::new())).unwrap_err();
     assert_eq!(e.to_string(), "--executor is empty");
     let o = ExportOptions::new(repo, None, None).unwrap();

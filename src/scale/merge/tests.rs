@@ -1,5 +1,6 @@
 use super::*;
 use crate::finding::Finding;
+use crate::hint::Hint;
 use crate::report::ActionReport;
 use proptest::prelude::*;
 use serde_json::Value;
@@ -161,7 +162,7 @@ fn refusals_say_why() {
     let e = merge(vec![]).unwrap_err();
     assert_eq!(e.to_string(), "nothing to merge");
     assert_eq!(
-        e.hint(),
+        e.hint().unwrap(),
         "name the shard reports: report merge A.json B.json -o all.json"
     );
 
@@ -173,7 +174,7 @@ fn refusals_say_why() {
         "shard-1.json does not say which plan it ran (no `plan_sha256`)"
     );
     assert_eq!(
-        e.hint(),
+        e.hint().unwrap(),
         "it comes from a Quartermaster that cannot shard: run every shard with the same, newer version"
     );
 
@@ -188,7 +189,7 @@ fn refusals_say_why() {
         )
     );
     assert_eq!(
-        e.hint(),
+        e.hint().unwrap(),
         "merge the shards of one plan only; each shard runs the same plan file"
     );
 
@@ -200,7 +201,7 @@ fn refusals_say_why() {
         "`mission` differs: docs-drift in shard-1.json, deps in shard-0.json"
     );
     assert_eq!(
-        e.hint(),
+        e.hint().unwrap(),
         "shards of one run share it: run every shard with the same version, mission, forge and settings"
     );
 
@@ -236,7 +237,7 @@ fn overlaps_and_strays_are_refused() {
         "shard-1.json and shard-0.json both ran action 1"
     );
     assert_eq!(
-        e.hint(),
+        e.hint().unwrap(),
         "give each shard's report once, from shards that `quartermaster shards` cut from this plan"
     );
     let mut parts = split(&whole, &[vec![0], vec![1, 2]]);
@@ -283,7 +284,7 @@ fn bad_times_and_files_are_named() {
         "shard-1.json: `finished_at` is not an RFC 3339 time: \"yesterday\""
     );
     assert_eq!(
-        e.hint(),
+        e.hint().unwrap(),
         "pass the JSON reports that `quartermaster run --report` wrote"
     );
     let dir = tempfile::tempdir().unwrap();

@@ -1,4 +1,5 @@
 use super::*;
+use crate::hint::Hint;
 use proptest::prelude::*;
 use yaml_rust2::YamlLoader;
 
@@ -40,7 +41,7 @@ fn refusals_name_the_fix() {
     let e = shards(&sets(&[b"a"]), 0).unwrap_err();
     assert_eq!(e.to_string(), "--max must be at least 1");
     assert_eq!(
-        e.hint(),
+        e.hint().unwrap(),
         "give the most CI jobs the plan may take, e.g. --max 4"
     );
     let e = github_matrix(&[vec![0]], 257).unwrap_err();
@@ -48,7 +49,7 @@ fn refusals_name_the_fix() {
         e.to_string(),
         "--max 257 is more than a GitHub matrix holds (256 jobs)"
     );
-    assert_eq!(e.hint(), "use --max 256 or less");
+    assert_eq!(e.hint().unwrap(), "use --max 256 or less");
     for bad in ["1TOKEN", "A}B", ""] {
         let options = GitlabOptions {
             token_variable: bad.into(),
@@ -60,7 +61,7 @@ fn refusals_name_the_fix() {
             format!("--token-variable `{bad}` is not a CI/CD variable name")
         );
         assert_eq!(
-            e.hint(),
+            e.hint().unwrap(),
             "use letters, digits and `_`, not starting with a digit"
         );
     }
@@ -71,7 +72,7 @@ fn refusals_name_the_fix() {
     let e = gitlab_pipeline(&[vec![0]], &no_job).unwrap_err();
     assert_eq!(e.to_string(), "--plan-job is empty");
     assert_eq!(
-        e.hint(),
+        e.hint().unwrap(),
         "name the parent pipeline's job whose artifacts hold the plan"
     );
     let stdin = GitlabOptions {
@@ -84,7 +85,7 @@ fn refusals_name_the_fix() {
         "the child pipeline's jobs read the plan from a file, and this one came from standard input"
     );
     assert_eq!(
-        e.hint(),
+        e.hint().unwrap(),
         "pass the plan's path, as the parent pipeline's job leaves it in its artifacts"
     );
 }
