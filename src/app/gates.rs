@@ -112,5 +112,5 @@ pub fn screener(
         runtime,
     )
     .map(Arc::new)
-    .map_err(ConfigError::new)
+    .map_err(|e| ConfigError::new(e.to_string()))
 }

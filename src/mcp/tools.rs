@@ -279,6 +279,7 @@ impl QmServer {
                     tokio::runtime::Handle::current(),
                 )
                 .map(Arc::new)
+                .map_err(|e| e.to_string())
             })
             .await
             .cloned()

@@ -27,7 +27,7 @@ pub use candidates::{Candidate, newly_resolved};
 pub use judge::{Checked, Fix, Refusal, Screening};
 
 use crate::policy::Policy;
-use client::Http;
+use client::{ClientError, Http};
 use judge::Gathered;
 use notes::{Found, NotesApis, Wanted};
 use osv::{Osv, Query};
@@ -80,7 +80,7 @@ impl Screener {
         osv_url: &str,
         notes: NotesApis,
         runtime: tokio::runtime::Handle,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, ClientError> {
         Ok(Self {
             policy,
             registries,
