@@ -24,12 +24,19 @@ pub enum GrammarError {
     #[error("`user/repo` is a GitHub shorthand, not an npm package name")]
     GithubShorthand,
     #[error(
-        "an npm name has `@` only as its scope prefix (`@scope/name`); give the version in its own place"
+        "an npm name has `@` only as its scope prefix (`@scope/name`); {}",
+        self.advice().unwrap_or_default()
     )]
     NpmAt,
-    #[error("extras (`name[extra]`) are not supported; give the bare project name")]
+    #[error(
+        "extras (`name[extra]`) are not supported; {}",
+        self.advice().unwrap_or_default()
+    )]
     PypiExtras,
-    #[error("give the bare project name; the version belongs in `updates`")]
+    #[error(
+        "{}; the version belongs in `updates`",
+        self.advice().unwrap_or_default()
+    )]
     PypiVersion,
     /// Not a name of the ecosystem the word names.
     #[error("not a valid {0} package name")]
@@ -42,6 +49,19 @@ pub enum GrammarError {
     LongVersion,
     #[error("{}", .0.expected())]
     InvalidVersion(VersionGrammar),
+}
+
+impl GrammarError {
+    /// What to write instead, where the error says (today part of the message).
+    pub fn advice(&self) -> Option<&'static str> {
+        match self {
+            GrammarError::NpmAt => Some("give the version in its own place"),
+            GrammarError::PypiExtras | GrammarError::PypiVersion => {
+                Some("give the bare project name")
+            }
+            _ => None,
+        }
+    }
 }
 
 /// How an ecosystem spells package names.
@@ -385,6 +405,37 @@ mod tests {
         ];
         for (g, v, ok) in cases {
             assert_eq!(g.check(v).is_ok(), ok, "{g:?} {v}");
+        }
+    }
+
+    #[test]
+    fn advice_is_kept_apart_from_the_message_it_ends() {
+        let cases = [
+            (
+                PackageGrammar::Npm.check("lodash@4"),
+                "an npm name has `@` only as its scope prefix (`@scope/name`); give the version in its own place",
+                Some("give the version in its own place"),
+            ),
+            (
+                PackageGrammar::Pypi.check("requests[socks]"),
+                "extras (`name[extra]`) are not supported; give the bare project name",
+                Some("give the bare project name"),
+            ),
+            (
+                PackageGrammar::Pypi.check("requests==2.0"),
+                "give the bare project name; the version belongs in `updates`",
+                Some("give the bare project name"),
+            ),
+            (
+                PackageGrammar::Npm.check(""),
+                "the package name is empty",
+                None,
+            ),
+        ];
+        for (result, message, advice) in cases {
+            let err = result.unwrap_err();
+            assert_eq!(err.to_string(), message);
+            assert_eq!(err.advice(), advice, "{message}");
         }
     }
 }

@@ -45,7 +45,7 @@ pub struct Withdrawn {
 }
 
 /// Why a registry could not say anything of a version. Clone, because a failure is kept for the
-/// run like an answer ([`Memo`]).
+/// run like an answer.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum LookupError {
     /// No registry is asked for the package; the registry configuration says why.
