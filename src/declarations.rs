@@ -12,8 +12,31 @@
 //! Likewise `npm|yarn|pnpm|bun run <script>` only runs the project's own scripts: bun and yarn fall
 //! back to binaries and, for bun, to any program on PATH when no script has that name.
 
+use crate::changes::ChangesError;
 use serde_json::Value;
 use std::path::Path;
+
+/// Why the manifests in the working directory could not say what the project declares.
+#[derive(Debug, thiserror::Error)]
+pub enum ManifestError {
+    #[error("cannot read {name} in the working directory: {source}")]
+    Read {
+        name: &'static str,
+        #[source]
+        source: ChangesError,
+    },
+    #[error("cannot read {0} in the working directory: there is none")]
+    Missing(&'static str),
+    /// A manifest past a parser budget, or one its parser refuses.
+    #[error(transparent)]
+    Unreadable(#[from] ChangesError),
+    #[error("package.json is not valid JSON: {0}")]
+    Json(#[source] serde_json::Error),
+    #[error("pyproject.toml is not valid TOML: {0}")]
+    Toml(#[source] toml::de::Error),
+    #[error("the working directory has no requirements*.txt or pyproject.toml")]
+    NoPythonManifest,
+}
 
 /// Whether an update command (`argv`, as it runs) of `ecosystem` could add a package the project
 /// does not declare.
@@ -42,7 +65,11 @@ pub fn declared_where(ecosystem: &str) -> Option<&'static str> {
 
 /// Whether the manifests in `dir` declare `package` for `ecosystem`. `Err` when no manifest could
 /// be read, so that the refusal can say so.
-pub fn declares_dependency(ecosystem: &str, dir: &Path, package: &str) -> Result<bool, String> {
+pub fn declares_dependency(
+    ecosystem: &str,
+    dir: &Path,
+    package: &str,
+) -> Result<bool, ManifestError> {
     match ecosystem {
         "npm" | "yarn" | "pnpm" | "bun" => {
             let manifest = package_json(dir)?;
@@ -57,7 +84,8 @@ pub fn declares_dependency(ecosystem: &str, dir: &Path, package: &str) -> Result
         }
         "pip" | "poetry" => python_declares(dir, package),
         "uv" => {
-            let text = read(dir, "pyproject.toml")?.ok_or_else(|| missing("pyproject.toml"))?;
+            let text =
+                read(dir, "pyproject.toml")?.ok_or(ManifestError::Missing("pyproject.toml"))?;
             let mut names = Vec::new();
             pep621_names(&text, &mut names)?;
             Ok(names.contains(&normalise(package)))
@@ -69,35 +97,31 @@ pub fn declares_dependency(ecosystem: &str, dir: &Path, package: &str) -> Result
 
 /// Whether `go.mod` in `dir` requires `package`, directly or `// indirect`: `go get` of a module
 /// go.mod does not name would add it.
-fn go_declares(dir: &Path, package: &str) -> Result<bool, String> {
-    let text = read(dir, "go.mod")?.ok_or_else(|| missing("go.mod"))?;
-    let (_, required) = crate::changes::parse_go_mod("go.mod", &text).map_err(|e| e.to_string())?;
+fn go_declares(dir: &Path, package: &str) -> Result<bool, ManifestError> {
+    let text = read(dir, "go.mod")?.ok_or(ManifestError::Missing("go.mod"))?;
+    let (_, required) = crate::changes::parse_go_mod("go.mod", &text)?;
     Ok(required.iter().any(|module| module.name == package))
 }
 
 /// Whether `package.json` in `dir` defines `script`.
-pub fn declares_script(dir: &Path, script: &str) -> Result<bool, String> {
+pub fn declares_script(dir: &Path, script: &str) -> Result<bool, ManifestError> {
     Ok(package_json(dir)?
         .get("scripts")
         .and_then(|s| s.get(script))
         .is_some())
 }
 
-fn package_json(dir: &Path) -> Result<Value, String> {
-    let text = read(dir, "package.json")?.ok_or_else(|| missing("package.json"))?;
-    crate::changes::budget::check_json("package.json", &text).map_err(|e| e.to_string())?;
-    serde_json::from_str(&text).map_err(|e| format!("package.json is not valid JSON: {e}"))
+fn package_json(dir: &Path) -> Result<Value, ManifestError> {
+    let text = read(dir, "package.json")?.ok_or(ManifestError::Missing("package.json"))?;
+    crate::changes::budget::check_json("package.json", &text)?;
+    serde_json::from_str(&text).map_err(ManifestError::Json)
 }
 
 /// The manifest `name` in `dir`, read as every lock file and manifest is (a regular file within
 /// its cap, never through a symbolic link); `None` when there is none.
-fn read(dir: &Path, name: &str) -> Result<Option<String>, String> {
+fn read(dir: &Path, name: &'static str) -> Result<Option<String>, ManifestError> {
     crate::changes::read::read_file(&dir.join(name), name)
-        .map_err(|e| format!("cannot read {name} in the working directory: {e}"))
-}
-
-fn missing(name: &str) -> String {
-    format!("cannot read {name} in the working directory: there is none")
+        .map_err(|source| ManifestError::Read { name, source })
 }
 
 /// PEP 503 normalisation: case-insensitive, runs of `-`, `_`, `.` equal.
@@ -124,7 +148,7 @@ fn requirement_name(requirement: &str) -> Option<String> {
     (end > 0).then(|| normalise(&trimmed[..end]))
 }
 
-fn python_declares(dir: &Path, package: &str) -> Result<bool, String> {
+fn python_declares(dir: &Path, package: &str) -> Result<bool, ManifestError> {
     let wanted = normalise(package);
     let mut read_any = false;
     let mut names: Vec<String> = Vec::new();
@@ -172,18 +196,15 @@ fn python_declares(dir: &Path, package: &str) -> Result<bool, String> {
         }
     }
     if !read_any {
-        return Err("the working directory has no requirements*.txt or pyproject.toml".into());
+        return Err(ManifestError::NoPythonManifest);
     }
     Ok(names.contains(&wanted))
 }
 
 /// Adds the names pyproject.toml's standard tables declare (`[project] dependencies`,
 /// `[project.optional-dependencies]`, `[dependency-groups]`) to `names`; returns the document.
-fn pep621_names(text: &str, names: &mut Vec<String>) -> Result<toml::Value, String> {
-    let doc = toml::Value::Table(
-        toml::from_str::<toml::Table>(text)
-            .map_err(|e| format!("pyproject.toml is not valid TOML: {e}"))?,
-    );
+fn pep621_names(text: &str, names: &mut Vec<String>) -> Result<toml::Value, ManifestError> {
+    let doc = toml::Value::Table(toml::from_str::<toml::Table>(text).map_err(ManifestError::Toml)?);
     let strings = |v: Option<&toml::Value>| -> Vec<String> {
         v.and_then(toml::Value::as_array)
             .map(|a| {
@@ -232,19 +253,13 @@ mod tests {
             "package.json",
             r#"{"dependencies": {"lodash": "^4"}, "devDependencies": {"@types/node": "20"}, "scripts": {"test:unit": "jest"}}"#,
         )]);
-        assert_eq!(declares_dependency("npm", d.path(), "lodash"), Ok(true));
-        assert_eq!(
-            declares_dependency("pnpm", d.path(), "@types/node"),
-            Ok(true)
-        );
-        assert_eq!(
-            declares_dependency("yarn", d.path(), "evil-postinstall"),
-            Ok(false)
-        );
-        assert_eq!(declares_script(d.path(), "test:unit"), Ok(true));
-        assert_eq!(declares_script(d.path(), "pip"), Ok(false));
+        assert!(declares_dependency("npm", d.path(), "lodash").unwrap());
+        assert!(declares_dependency("pnpm", d.path(), "@types/node").unwrap());
+        assert!(!declares_dependency("yarn", d.path(), "evil-postinstall").unwrap());
+        assert!(declares_script(d.path(), "test:unit").unwrap());
+        assert!(!declares_script(d.path(), "pip").unwrap());
         assert!(declares_dependency("npm", tempfile::tempdir().unwrap().path(), "x").is_err());
-        assert_eq!(declares_dependency("cargo", d.path(), "anything"), Ok(true));
+        assert!(declares_dependency("cargo", d.path(), "anything").unwrap());
     }
 
     #[test]
@@ -269,12 +284,9 @@ mod tests {
             "sphinx",
             "hypothesis",
         ] {
-            assert_eq!(declares_dependency("pip", d.path(), ok), Ok(true), "{ok}");
+            assert!(declares_dependency("pip", d.path(), ok).unwrap(), "{ok}");
         }
-        assert_eq!(
-            declares_dependency("poetry", d.path(), "evil-sdist"),
-            Ok(false)
-        );
+        assert!(!declares_dependency("poetry", d.path(), "evil-sdist").unwrap());
         assert!(declares_dependency("pip", tempfile::tempdir().unwrap().path(), "x").is_err());
     }
 
@@ -293,12 +305,12 @@ mod tests {
             ),
             ("requirements.txt", "pinned==1.0\n"),
         ]);
-        assert_eq!(declares_dependency("uv", d.path(), "lib"), Ok(true));
-        assert_eq!(declares_dependency("uv", d.path(), "pytest"), Ok(true));
+        assert!(declares_dependency("uv", d.path(), "lib").unwrap());
+        assert!(declares_dependency("uv", d.path(), "pytest").unwrap());
         // uv add writes to `[project]`: a name only poetry's table or a requirements file holds
         // would be added there, new.
-        assert_eq!(declares_dependency("uv", d.path(), "legacy"), Ok(false));
-        assert_eq!(declares_dependency("uv", d.path(), "pinned"), Ok(false));
+        assert!(!declares_dependency("uv", d.path(), "legacy").unwrap());
+        assert!(!declares_dependency("uv", d.path(), "pinned").unwrap());
         assert!(declares_dependency("uv", tempfile::tempdir().unwrap().path(), "x").is_err());
     }
 
@@ -309,12 +321,9 @@ mod tests {
             "module example.com/app\n\ngo 1.21\n\nrequire (\n\tgolang.org/x/text v0.14.0\n\tgithub.com/pkg/errors v0.9.1 // indirect\n)\n",
         )]);
         for ok in ["golang.org/x/text", "github.com/pkg/errors"] {
-            assert_eq!(declares_dependency("go", d.path(), ok), Ok(true), "{ok}");
+            assert!(declares_dependency("go", d.path(), ok).unwrap(), "{ok}");
         }
-        assert_eq!(
-            declares_dependency("go", d.path(), "evil.example/pwn"),
-            Ok(false)
-        );
+        assert!(!declares_dependency("go", d.path(), "evil.example/pwn").unwrap());
         assert!(declares_dependency("go", tempfile::tempdir().unwrap().path(), "x").is_err());
     }
 }

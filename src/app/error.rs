@@ -50,7 +50,7 @@ pub enum SetupError {
     },
     /// The gates (policy, registries, OSV) could not be made.
     #[error("{0}")]
-    Screener(#[source] Cause),
+    Screener(#[source] crate::supply::ClientError),
     #[error("sandbox: {0}")]
     Sandbox(#[source] SandboxError),
     #[error("cannot prepare the log directory {}: {source}", .dir.display())]

@@ -115,5 +115,5 @@ pub fn screener(
         runtime,
     )
     .map(Arc::new)
-    .map_err(|e| SetupError::Screener(e.into()))
+    .map_err(SetupError::Screener)
 }

@@ -1,5 +1,6 @@
 //! cargo: `Cargo.toml` (read with `toml`) and `Cargo.lock` (read with `cargo-lock`).
 
+use super::error::TableError;
 use super::read::{Place, guarded};
 use super::{
     ChangesError, EcosystemSnapshot, LockedPackage, Manifest, ParsedLock, Source, manifest,
@@ -55,9 +56,9 @@ pub(crate) fn cargo_toml(file: &str, text: &str) -> Result<Manifest, ChangesErro
 
 /// A dependency table; a renamed entry (`alias = { package = "real" }`) is keyed by the real
 /// name, which is what the lock file holds.
-fn entries(value: Value) -> Result<BTreeMap<String, String>, String> {
+fn entries(value: Value) -> Result<BTreeMap<String, String>, TableError> {
     let Value::Object(table) = value else {
-        return Err("expected a table of dependencies".to_string());
+        return Err(TableError::NotATableOfSpecs);
     };
     Ok(table
         .into_iter()

@@ -65,6 +65,32 @@ pub enum ChangesError {
     BunLockb { file: String },
 }
 
+/// Why a manifest's dependency table could not be read; [`ChangesError::Parse`] names the file
+/// and the table.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum TableError {
+    #[error("expected a table of dependencies, found {0}")]
+    NotATable(serde_json::Value),
+    #[error("expected a table of dependencies")]
+    NotATableOfSpecs,
+    #[error("`{text}`: {source}")]
+    Requirement {
+        text: String,
+        #[source]
+        source: RequirementError,
+    },
+}
+
+/// Why a PEP 508 requirement could not be read.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum RequirementError {
+    /// `pep508_rs` panicked on it.
+    #[error("not a requirement the parser can read")]
+    Unparsable,
+    #[error("{}", .0.message)]
+    Invalid(#[source] Box<pep508_rs::Pep508Error<pep508_rs::VerbatimUrl>>),
+}
+
 fn line_suffix(line: Option<usize>) -> String {
     line.map(|l| format!(" at line {l}")).unwrap_or_default()
 }

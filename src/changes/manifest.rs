@@ -5,6 +5,7 @@
 //! to it can be refused by name.
 
 use super::ChangesError;
+use super::error::TableError;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
@@ -39,7 +40,7 @@ impl Manifest {
         file: &str,
         mut value: Value,
         tables: &[&str],
-        entries: impl Fn(Value) -> Result<BTreeMap<String, String>, String>,
+        entries: impl Fn(Value) -> Result<BTreeMap<String, String>, TableError>,
     ) -> Result<Manifest, ChangesError> {
         let mut manifest = Manifest {
             file: file.to_string(),
@@ -128,10 +129,10 @@ pub(crate) fn canonical(value: &Value) -> String {
 }
 
 /// A `name = constraint` table (package.json, Cargo.toml, poetry): every key is a dependency.
-pub(crate) fn object_entries(value: Value) -> Result<BTreeMap<String, String>, String> {
+pub(crate) fn object_entries(value: Value) -> Result<BTreeMap<String, String>, TableError> {
     match value {
         Value::Object(map) => Ok(map.iter().map(|(k, v)| (k.clone(), canonical(v))).collect()),
-        other => Err(format!("expected a table of dependencies, found {other}")),
+        other => Err(TableError::NotATable(other)),
     }
 }
 

@@ -2,6 +2,7 @@
 //! whose requirements are read with `pep508_rs`. Requirement files are both manifest and lock:
 //! `==` pins (pip-compile output, with `--hash` options) are the locked versions.
 
+use super::error::{RequirementError, TableError};
 use super::read::Place;
 use super::{ChangesError, EcosystemSnapshot, LockedPackage, Manifest, Source, manifest};
 use pep440_rs::Operator;
@@ -36,14 +37,17 @@ pub(crate) fn pyproject(file: &str, text: &str) -> Result<Manifest, ChangesError
 }
 
 /// A PEP 508 list (`project.dependencies`) or a poetry table (`name = constraint`).
-fn pyproject_entries(value: Value) -> Result<BTreeMap<String, String>, String> {
+fn pyproject_entries(value: Value) -> Result<BTreeMap<String, String>, TableError> {
     match value {
         Value::Array(items) => items
             .iter()
             .map(|item| match item.as_str() {
                 Some(text) => requirement(text)
                     .map(|r| (r.name.to_string(), r.to_string()))
-                    .map_err(|e| format!("`{text}`: {e}")),
+                    .map_err(|source| TableError::Requirement {
+                        text: text.to_string(),
+                        source,
+                    }),
                 None => Ok((manifest::canonical(item), String::new())),
             })
             .collect(),
@@ -163,10 +167,10 @@ pub(crate) fn requirements(
 
 /// A PEP 508 requirement. `pep508_rs` panics on some names it fails to validate
 /// (`email-)alidator`, found by the `lock_pip` fuzz target): that is a parse error too.
-fn requirement(text: &str) -> Result<Requirement<pep508_rs::VerbatimUrl>, String> {
+fn requirement(text: &str) -> Result<Requirement<pep508_rs::VerbatimUrl>, RequirementError> {
     std::panic::catch_unwind(|| Requirement::<pep508_rs::VerbatimUrl>::from_str(text))
-        .map_err(|_| "not a requirement the parser can read".to_string())?
-        .map_err(|e| e.message.to_string())
+        .map_err(|_| RequirementError::Unparsable)?
+        .map_err(|e| RequirementError::Invalid(Box::new(e)))
 }
 
 /// A global option (`--index-url`, `-r`, `--find-links`...): a field named after it; the

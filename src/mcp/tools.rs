@@ -34,7 +34,7 @@ enum Refusal {
     Policy(#[source] PolicyError),
     /// The gates (registries, OSV) could not be made.
     #[error("{0}")]
-    Screener(#[source] Box<dyn std::error::Error + Send + Sync>),
+    Screener(#[source] crate::supply::ClientError),
 }
 
 impl Hint for Refusal {
@@ -302,7 +302,7 @@ impl QmServer {
             })
             .await
             .cloned()
-            .map_err(|e| Refusal::Screener(e.into()))
+            .map_err(Refusal::Screener)
     }
 
     /// The named mission, or the server's; the refusal's text when it cannot be loaded.

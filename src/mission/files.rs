@@ -4,6 +4,21 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Per ecosystem, the files its commands may change. A change to any other file refuses the branch.
+/// Why an ecosystem's `files` were refused.
+#[derive(Debug, thiserror::Error)]
+pub enum FilesError {
+    #[error("`{0}` must be a relative file pattern")]
+    NotRelative(String),
+    #[error("`{file}`: {source}")]
+    Glob {
+        file: String,
+        #[source]
+        source: globset::Error,
+    },
+    #[error("{0}")]
+    Set(#[source] globset::Error),
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct FilePolicy {
     rules: BTreeMap<String, FileRule>,
@@ -17,21 +32,28 @@ struct FileRule {
 
 impl FilePolicy {
     /// Adds `ecosystem`'s file patterns, checking them.
-    pub(super) fn insert(&mut self, ecosystem: &str, patterns: &[String]) -> Result<(), String> {
+    pub(super) fn insert(
+        &mut self,
+        ecosystem: &str,
+        patterns: &[String],
+    ) -> Result<(), FilesError> {
         let mut set = globset::GlobSetBuilder::new();
         for file in patterns {
             if file.is_empty() || file.starts_with('/') || file.split('/').any(|c| c == "..") {
-                return Err(format!("`{file}` must be a relative file pattern"));
+                return Err(FilesError::NotRelative(file.clone()));
             }
             // A leading `**/` matches any number of directories, none included.
             set.add(
                 globset::GlobBuilder::new(&format!("**/{file}"))
                     .literal_separator(true)
                     .build()
-                    .map_err(|e| format!("`{file}`: {e}"))?,
+                    .map_err(|source| FilesError::Glob {
+                        file: file.clone(),
+                        source,
+                    })?,
             );
         }
-        let set = set.build().map_err(|e| e.to_string())?;
+        let set = set.build().map_err(FilesError::Set)?;
         self.rules.insert(
             ecosystem.to_string(),
             FileRule {
@@ -93,6 +115,6 @@ mod tests {
         );
         assert_eq!(policy.describe(["npm"].into_iter()), "none");
         let err = policy.insert("x", &["../a".into()]).unwrap_err();
-        assert_eq!(err, "`../a` must be a relative file pattern");
+        assert_eq!(err.to_string(), "`../a` must be a relative file pattern");
     }
 }

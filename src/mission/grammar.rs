@@ -9,6 +9,61 @@ use regex::Regex;
 use serde::Deserialize;
 use std::sync::LazyLock;
 
+/// Why a package name or a version is not one its ecosystem's registry would publish.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GrammarError {
+    #[error("the package name is empty")]
+    EmptyName,
+    #[error("a package name never starts with `-` (that is an option)")]
+    OptionName,
+    #[error("package names are at most {MAX_NAME} characters")]
+    LongName,
+    /// A URL, a path, an archive or a shorthand (`kind` names which).
+    #[error("this is {0}, not a registry package name")]
+    Spec(&'static str),
+    #[error("`user/repo` is a GitHub shorthand, not an npm package name")]
+    GithubShorthand,
+    #[error(
+        "an npm name has `@` only as its scope prefix (`@scope/name`); {}",
+        self.advice().unwrap_or_default()
+    )]
+    NpmAt,
+    #[error(
+        "extras (`name[extra]`) are not supported; {}",
+        self.advice().unwrap_or_default()
+    )]
+    PypiExtras,
+    #[error(
+        "{}; the version belongs in `updates`",
+        self.advice().unwrap_or_default()
+    )]
+    PypiVersion,
+    /// Not a name of the ecosystem the word names.
+    #[error("not a valid {0} package name")]
+    InvalidName(&'static str),
+    #[error("not a valid Go module path: {0}")]
+    GoPath(&'static str),
+    #[error("the version is empty")]
+    EmptyVersion,
+    #[error("versions are at most {MAX_VERSION} characters")]
+    LongVersion,
+    #[error("{}", .0.expected())]
+    InvalidVersion(VersionGrammar),
+}
+
+impl GrammarError {
+    /// What to write instead, where the error says (today part of the message).
+    pub fn advice(&self) -> Option<&'static str> {
+        match self {
+            GrammarError::NpmAt => Some("give the version in its own place"),
+            GrammarError::PypiExtras | GrammarError::PypiVersion => {
+                Some("give the bare project name")
+            }
+            _ => None,
+        }
+    }
+}
+
 /// How an ecosystem spells package names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -87,18 +142,18 @@ pub fn package_spec_kind(s: &str) -> Option<&'static str> {
 
 impl PackageGrammar {
     /// `Ok` when `name` is a valid registry name; otherwise why not.
-    pub fn check(self, name: &str) -> Result<(), String> {
+    pub fn check(self, name: &str) -> Result<(), GrammarError> {
         if name.is_empty() {
-            return Err("the package name is empty".into());
+            return Err(GrammarError::EmptyName);
         }
         if name.starts_with('-') {
-            return Err("a package name never starts with `-` (that is an option)".into());
+            return Err(GrammarError::OptionName);
         }
         if name.len() > MAX_NAME {
-            return Err(format!("package names are at most {MAX_NAME} characters"));
+            return Err(GrammarError::LongName);
         }
         if let Some(kind) = package_spec_kind(name) {
-            return Err(format!("this is {kind}, not a registry package name"));
+            return Err(GrammarError::Spec(kind));
         }
         let ok = match self {
             PackageGrammar::GoModule => return check_go_path(name),
@@ -112,18 +167,14 @@ impl PackageGrammar {
         } else {
             Err(match self {
                 PackageGrammar::Npm if name.contains('/') && !name.starts_with('@') => {
-                    "`user/repo` is a GitHub shorthand, not an npm package name".into()
+                    GrammarError::GithubShorthand
                 }
-                PackageGrammar::Npm if name.contains('@') => {
-                    "an npm name has `@` only as its scope prefix (`@scope/name`); give the version in its own place".into()
-                }
-                PackageGrammar::Pypi if name.contains('[') => {
-                    "extras (`name[extra]`) are not supported; give the bare project name".into()
-                }
+                PackageGrammar::Npm if name.contains('@') => GrammarError::NpmAt,
+                PackageGrammar::Pypi if name.contains('[') => GrammarError::PypiExtras,
                 PackageGrammar::Pypi if name.contains(['=', '<', '>', '@']) => {
-                    "give the bare project name; the version belongs in `updates`".into()
+                    GrammarError::PypiVersion
                 }
-                _ => format!("not a valid {} package name", self.ecosystem_word()),
+                _ => GrammarError::InvalidName(self.ecosystem_word()),
             })
         }
     }
@@ -141,12 +192,12 @@ impl PackageGrammar {
 
 impl VersionGrammar {
     /// `Ok` when `version` is an exact version in this grammar; otherwise why not.
-    pub fn check(self, version: &str) -> Result<(), String> {
+    pub fn check(self, version: &str) -> Result<(), GrammarError> {
         if version.is_empty() {
-            return Err("the version is empty".into());
+            return Err(GrammarError::EmptyVersion);
         }
         if version.len() > MAX_VERSION {
-            return Err(format!("versions are at most {MAX_VERSION} characters"));
+            return Err(GrammarError::LongVersion);
         }
         let ok = match self {
             VersionGrammar::Go => version.strip_prefix('v').is_some_and(|rest| {
@@ -160,22 +211,26 @@ impl VersionGrammar {
         if ok {
             Ok(())
         } else {
-            Err(match self {
-                VersionGrammar::Go => "Go versions look like `v1.8.1` or `v2.0.0+incompatible`",
-                VersionGrammar::Semver => {
-                    "an exact semantic version is needed, like `4.17.21` (no range, tag or `v` prefix)"
-                }
-                VersionGrammar::Pep440 => "a PEP 440 version is needed, like `2.31.0` or `1.0rc1`",
-                VersionGrammar::Rubygems => "a RubyGems version is needed, like `7.1.3`",
+            Err(GrammarError::InvalidVersion(self))
+        }
+    }
+
+    /// What a version of this grammar looks like.
+    fn expected(self) -> &'static str {
+        match self {
+            VersionGrammar::Go => "Go versions look like `v1.8.1` or `v2.0.0+incompatible`",
+            VersionGrammar::Semver => {
+                "an exact semantic version is needed, like `4.17.21` (no range, tag or `v` prefix)"
             }
-            .to_string())
+            VersionGrammar::Pep440 => "a PEP 440 version is needed, like `2.31.0` or `1.0rc1`",
+            VersionGrammar::Rubygems => "a RubyGems version is needed, like `7.1.3`",
         }
     }
 }
 
 /// Go module path rules (golang.org/x/mod/module.CheckPath), for module and package paths.
-fn check_go_path(path: &str) -> Result<(), String> {
-    let bad = |why: &str| Err(format!("not a valid Go module path: {why}"));
+fn check_go_path(path: &str) -> Result<(), GrammarError> {
+    let bad = |why: &'static str| Err(GrammarError::GoPath(why));
     let mut elements = path.split('/');
     let first = elements.next().unwrap_or_default();
     if !first.contains('.') {
@@ -289,7 +344,7 @@ mod tests {
             ("_private", "not a valid npm"),
             ("lodash@4", "scope prefix"),
         ] {
-            let err = g.check(bad).unwrap_err();
+            let err = g.check(bad).unwrap_err().to_string();
             assert!(err.contains(why), "{bad}: {err}");
         }
     }
@@ -301,12 +356,14 @@ mod tests {
             PackageGrammar::Pypi
                 .check("requests[socks]")
                 .unwrap_err()
+                .to_string()
                 .contains("extras")
         );
         assert!(
             PackageGrammar::Pypi
                 .check("requests==2.0")
                 .unwrap_err()
+                .to_string()
                 .contains("bare")
         );
         assert!(PackageGrammar::Pypi.check("pkg-").is_err());
@@ -348,6 +405,37 @@ mod tests {
         ];
         for (g, v, ok) in cases {
             assert_eq!(g.check(v).is_ok(), ok, "{g:?} {v}");
+        }
+    }
+
+    #[test]
+    fn advice_is_kept_apart_from_the_message_it_ends() {
+        let cases = [
+            (
+                PackageGrammar::Npm.check("lodash@4"),
+                "an npm name has `@` only as its scope prefix (`@scope/name`); give the version in its own place",
+                Some("give the version in its own place"),
+            ),
+            (
+                PackageGrammar::Pypi.check("requests[socks]"),
+                "extras (`name[extra]`) are not supported; give the bare project name",
+                Some("give the bare project name"),
+            ),
+            (
+                PackageGrammar::Pypi.check("requests==2.0"),
+                "give the bare project name; the version belongs in `updates`",
+                Some("give the bare project name"),
+            ),
+            (
+                PackageGrammar::Npm.check(""),
+                "the package name is empty",
+                None,
+            ),
+        ];
+        for (result, message, advice) in cases {
+            let err = result.unwrap_err();
+            assert_eq!(err.to_string(), message);
+            assert_eq!(err.advice(), advice, "{message}");
         }
     }
 }

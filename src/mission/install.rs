@@ -111,7 +111,7 @@ impl InstallCommand {
     }
 
     /// Parses and checks an entry of an ecosystem's `install`.
-    pub(super) fn compile(entry: &InstallFile) -> Result<Self, String> {
+    pub(super) fn compile(entry: &InstallFile) -> Result<Self, InstallError> {
         let (when, source) = match entry {
             InstallFile::Always(source) => (None, source),
             InstallFile::When { when, runs } => (Some(*when), runs),
@@ -122,19 +122,17 @@ impl InstallCommand {
                 "<env>" => Word::Env,
                 "<requirements>" => Word::Requirements,
                 w if w.contains(['<', '>']) => {
-                    return Err(format!(
-                        "`{w}` is not a placeholder an install command takes (`<env>`, `<requirements>`)"
-                    ));
+                    return Err(InstallError::Placeholder(w.to_string()));
                 }
                 w => Word::Lit(w.to_string()),
             };
             if i == 0 && !matches!(&parsed, Word::Lit(p) if is_program(p)) {
-                return Err(format!("`{word}` is not a bare program name"));
+                return Err(InstallError::NotAProgram(word.to_string()));
             }
             words.push(parsed);
         }
         if words.is_empty() {
-            return Err("empty command".into());
+            return Err(InstallError::Empty);
         }
         Ok(Self {
             when,
@@ -142,6 +140,17 @@ impl InstallCommand {
             source: source.split_whitespace().collect::<Vec<_>>().join(" "),
         })
     }
+}
+
+/// Why an entry of an ecosystem's `install` was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum InstallError {
+    #[error("`{0}` is not a placeholder an install command takes (`<env>`, `<requirements>`)")]
+    Placeholder(String),
+    #[error("`{0}` is not a bare program name")]
+    NotAProgram(String),
+    #[error("empty command")]
+    Empty,
 }
 
 fn is_program(word: &str) -> bool {
@@ -194,9 +203,9 @@ impl<'de> Deserialize<'de> for InstallFile {
 mod tests {
     use super::*;
 
-    fn compile(json: &str) -> Result<InstallCommand, String> {
-        let entry: InstallFile = serde_json::from_str(json).map_err(|e| e.to_string())?;
-        InstallCommand::compile(&entry)
+    fn compile(json: &str) -> Result<InstallCommand, Box<dyn std::error::Error>> {
+        let entry: InstallFile = serde_json::from_str(json)?;
+        Ok(InstallCommand::compile(&entry)?)
     }
 
     fn place<'a>(requirements: &'a [String], hashed: bool, berry: bool) -> InstallPlace<'a> {
@@ -258,7 +267,7 @@ mod tests {
                 compile(r#"{"when": "yarn-berry", "runs": "yarn install", "env": "x"}"#),
             ]
             .into_iter()
-            .map(|r| r.unwrap_err())
+            .map(|r| r.unwrap_err().to_string())
             .collect::<Vec<_>>()
             .join("\n")
         );

@@ -46,17 +46,17 @@ mod update;
 mod workspace;
 
 pub use commands::CommandMatch;
-pub use files::FilePolicy;
-pub use install::{Condition, InstallCommand, InstallPlace};
+pub use files::{FilePolicy, FilesError};
+pub use install::{Condition, InstallCommand, InstallError, InstallPlace};
 pub use paths::{PathArg, PathRole};
-pub use runners::TestCommand;
+pub use runners::{RunnersError, TestCommand};
 pub use update::{RunsError, RunsProblem, UpdateCommand};
 pub use workspace::check_test_paths;
 
 use crate::finding::clip;
 use crate::plan::ActionType;
 use grammar::{PackageGrammar, VersionGrammar};
-use pattern::TestPattern;
+use pattern::{PatternError, TestPattern};
 use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -93,8 +93,43 @@ pub enum MissionError {
         #[source]
         source: serde_json::Error,
     },
-    #[error("{origin}: {message}")]
-    Invalid { origin: String, message: String },
+    /// An ecosystem's update command whose form does not parse.
+    #[error("{origin}: ecosystem `{ecosystem}`, pattern `{form}`: {source}")]
+    Form {
+        origin: String,
+        ecosystem: String,
+        form: String,
+        #[source]
+        source: Box<PatternError>,
+    },
+    #[error(
+        "{origin}: ecosystem `{ecosystem}`, maintenance command `{form}`: a lock-maintenance command refreshes the whole lock file and takes no placeholder"
+    )]
+    MaintenancePlaceholder {
+        origin: String,
+        ecosystem: String,
+        form: String,
+    },
+    #[error("{origin}: ecosystem `{ecosystem}`, files: {source}")]
+    Files {
+        origin: String,
+        ecosystem: String,
+        #[source]
+        source: Box<FilesError>,
+    },
+    #[error("{origin}: ecosystem `{ecosystem}`, install: {source}")]
+    Install {
+        origin: String,
+        ecosystem: String,
+        #[source]
+        source: Box<InstallError>,
+    },
+    #[error("{origin}: {source}")]
+    Runners {
+        origin: String,
+        #[source]
+        source: Box<RunnersError>,
+    },
     /// An ecosystem command's `runs` pattern does not fit its form.
     #[error(transparent)]
     Runs(Box<RunsError>),
@@ -245,10 +280,6 @@ impl Mission {
                 origin: origin.to_string(),
                 source,
             })?;
-        let invalid = |message: String| MissionError::Invalid {
-            origin: origin.to_string(),
-            message,
-        };
         let mut ecosystems = BTreeMap::new();
         let mut files = FilePolicy::default();
         for (eco, spec) in file.ecosystems {
@@ -262,13 +293,21 @@ impl Mission {
             }
             files
                 .insert(&eco, &spec.files)
-                .map_err(|e| invalid(format!("ecosystem `{eco}`, files: {e}")))?;
+                .map_err(|source| MissionError::Files {
+                    origin: origin.to_string(),
+                    ecosystem: eco.clone(),
+                    source: Box::new(source),
+                })?;
             let install = spec
                 .install
                 .iter()
                 .map(InstallCommand::compile)
                 .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| invalid(format!("ecosystem `{eco}`, install: {e}")))?;
+                .map_err(|source| MissionError::Install {
+                    origin: origin.to_string(),
+                    ecosystem: eco.clone(),
+                    source: Box::new(source),
+                })?;
             ecosystems.insert(
                 eco,
                 EcosystemRules {
@@ -288,7 +327,10 @@ impl Mission {
                 }
             })?,
         };
-        let tests = runners::compile(runners).map_err(invalid)?;
+        let tests = runners::compile(runners).map_err(|source| MissionError::Runners {
+            origin: origin.to_string(),
+            source: Box::new(source),
+        })?;
         Ok(Self {
             name: name.to_string(),
             description: file.description,
@@ -336,9 +378,11 @@ fn compile_command(
     entry: &update::CommandFile,
 ) -> Result<UpdateCommand, MissionError> {
     UpdateCommand::compile(entry).map_err(|e| match e {
-        update::CommandError::Form(message) => MissionError::Invalid {
+        update::CommandError::Form(source) => MissionError::Form {
             origin: origin.to_string(),
-            message: format!("ecosystem `{eco}`, pattern `{}`: {message}", entry.form()),
+            ecosystem: eco.to_string(),
+            form: entry.form().to_string(),
+            source: Box::new(source),
         },
         update::CommandError::Runs(problem) => MissionError::Runs(Box::new(RunsError {
             origin: origin.to_string(),
@@ -359,12 +403,10 @@ fn compile_maintenance(
 ) -> Result<UpdateCommand, MissionError> {
     let mut command = compile_command(origin, eco, entry)?;
     if !command.form.update_placeholders().is_empty() {
-        return Err(MissionError::Invalid {
+        return Err(MissionError::MaintenancePlaceholder {
             origin: origin.to_string(),
-            message: format!(
-                "ecosystem `{eco}`, maintenance command `{}`: a lock-maintenance command refreshes the whole lock file and takes no placeholder",
-                entry.form()
-            ),
+            ecosystem: eco.to_string(),
+            form: entry.form().to_string(),
         });
     }
     command.maintenance = true;

@@ -2,7 +2,8 @@
 //! arguments may not smuggle code in. It fails closed.
 
 use super::pattern::{
-    self, FlagSpec, Mismatch, Pattern, PatternKind, Positionals, Refusal, TestPattern, ValueKind,
+    self, FlagSpec, Mismatch, Pattern, PatternError, PatternKind, Positionals, Refusal,
+    TestPattern, ValueKind,
 };
 use super::{Mission, PathArg, PositionalKind, PositionalsFile, TestRunnersFile, paths};
 use crate::finding::{Code, clip};
@@ -291,35 +292,79 @@ fn is_inline_flag(program: &str, arg: &str) -> bool {
     }
 }
 
+/// Why a mission's test-runner policy was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum RunnersError {
+    #[error("flag set `{name}`: {source}")]
+    FlagSet {
+        name: String,
+        #[source]
+        source: PatternError,
+    },
+    #[error("test pattern `{pattern}`: {source}")]
+    Pattern {
+        pattern: String,
+        #[source]
+        source: PatternError,
+    },
+    #[error("test pattern `{pattern}`, runs `{runs}`: {source}")]
+    Runs {
+        pattern: String,
+        runs: String,
+        #[source]
+        source: PatternError,
+    },
+    #[error("test pattern `{pattern}` uses unknown flag set `{set}`")]
+    UnknownFlagSet { pattern: String, set: String },
+    #[error("test pattern `{pattern}`: bad positional `{positional}`")]
+    Positional { pattern: String, positional: String },
+}
+
 /// Compiles the test-runner policy of a mission.
-pub(super) fn compile(file: TestRunnersFile) -> Result<Vec<TestPattern>, String> {
+pub(super) fn compile(file: TestRunnersFile) -> Result<Vec<TestPattern>, RunnersError> {
     let mut sets: BTreeMap<&str, Vec<FlagSpec>> = BTreeMap::new();
     for (name, specs) in &file.flag_sets {
         let parsed = specs
             .iter()
-            .map(|s| FlagSpec::parse(s).map_err(|e| format!("flag set `{name}`: {e}")))
+            .map(|s| {
+                FlagSpec::parse(s).map_err(|source| RunnersError::FlagSet {
+                    name: name.clone(),
+                    source,
+                })
+            })
             .collect::<Result<Vec<_>, _>>()?;
         sets.insert(name, parsed);
     }
     file.commands
         .iter()
         .map(|c| {
-            let pattern = Pattern::parse(&c.pattern, PatternKind::Test)
-                .map_err(|e| format!("test pattern `{}`: {e}", c.pattern))?;
+            let pattern = Pattern::parse(&c.pattern, PatternKind::Test).map_err(|source| {
+                RunnersError::Pattern {
+                    pattern: c.pattern.clone(),
+                    source,
+                }
+            })?;
             let runs = match &c.runs {
                 Some(runs) => {
                     let runs = Pattern::parse(runs, PatternKind::Test)
                         .and_then(|r| pattern::check_test_runs(&pattern, &r).map(|()| r))
-                        .map_err(|e| format!("test pattern `{}`, runs `{runs}`: {e}", c.pattern))?;
+                        .map_err(|source| RunnersError::Runs {
+                            pattern: c.pattern.clone(),
+                            runs: runs.clone(),
+                            source,
+                        })?;
                     Some(runs)
                 }
                 None => None,
             };
             let mut flags = Vec::new();
             for set in &c.flags {
-                let specs = sets.get(set.as_str()).ok_or_else(|| {
-                    format!("test pattern `{}` uses unknown flag set `{set}`", c.pattern)
-                })?;
+                let specs = sets
+                    .get(set.as_str())
+                    .ok_or_else(|| RunnersError::UnknownFlagSet {
+                        pattern: c.pattern.clone(),
+                        set: set.clone(),
+                    })?;
                 flags.extend(specs.iter().cloned());
             }
             let positionals = match &c.positionals {
@@ -328,10 +373,10 @@ pub(super) fn compile(file: TestRunnersFile) -> Result<Vec<TestPattern>, String>
                 Some(PositionalsFile::OneOf(choices)) => {
                     if let Some(bad) = choices.iter().find(|c| ValueKind::Target.check(c).is_err())
                     {
-                        return Err(format!(
-                            "test pattern `{}`: bad positional `{bad}`",
-                            c.pattern
-                        ));
+                        return Err(RunnersError::Positional {
+                            pattern: c.pattern.clone(),
+                            positional: bad.clone(),
+                        });
                     }
                     Positionals::OneOf(choices.clone())
                 }

@@ -7,7 +7,7 @@
 //! the form bound. That is how an ecosystem's lock-only mode is used without the plan having to
 //! know it. `runs` must start with the form's program and use exactly the form's placeholders.
 
-use super::pattern::{Bound, Pattern, PatternKind};
+use super::pattern::{Bound, Pattern, PatternError, PatternKind};
 use serde::Deserialize;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use std::fmt;
@@ -93,7 +93,7 @@ fn check_runs(form: &Pattern, runs: &Pattern) -> Result<(), RunsProblem> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CommandError {
     /// The form itself does not parse.
-    Form(String),
+    Form(PatternError),
     /// The form parses; its `runs` does not fit it.
     Runs(RunsProblem),
 }
@@ -114,7 +114,7 @@ pub struct RunsError {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RunsProblem {
     #[error("does not parse: {0}")]
-    Parse(String),
+    Parse(#[source] PatternError),
     #[error("starts with `{runs}`; it must run the form's program `{form}`")]
     Program { runs: String, form: String },
     #[error(

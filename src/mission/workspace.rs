@@ -189,7 +189,7 @@ fn check_cargo_packages(packages: &[String], root: &Path, start: &Path) -> Resul
         .find(|p| p.symlink_metadata().is_ok_and(|m| m.is_file()));
     let members = lock
         .as_deref()
-        .ok_or_else(|| "there is no Cargo.lock in the working directory or above it".to_string())
+        .ok_or(LockError::NotFound)
         .and_then(local_packages);
     for name in packages {
         match &members {
@@ -206,12 +206,23 @@ fn check_cargo_packages(packages: &[String], root: &Path, start: &Path) -> Resul
     Ok(())
 }
 
+/// Why a Cargo.lock could not name the workspace's packages.
+#[derive(Debug, thiserror::Error)]
+enum LockError {
+    #[error(transparent)]
+    Read(#[from] crate::changes::ChangesError),
+    #[error("there is no Cargo.lock in the working directory or above it")]
+    NotFound,
+    #[error("Cargo.lock: there is none")]
+    Missing,
+    #[error("Cargo.lock: {0}")]
+    Toml(#[source] toml::de::Error),
+}
+
 /// The names of the packages a Cargo.lock lists without a `source`: the workspace's own.
-fn local_packages(lock: &Path) -> Result<BTreeSet<String>, String> {
-    let text = crate::changes::read::read_file(lock, "Cargo.lock")
-        .map_err(|e| e.to_string())?
-        .ok_or_else(|| "Cargo.lock: there is none".to_string())?;
-    let table: toml::Table = toml::from_str(&text).map_err(|e| format!("Cargo.lock: {e}"))?;
+fn local_packages(lock: &Path) -> Result<BTreeSet<String>, LockError> {
+    let text = crate::changes::read::read_file(lock, "Cargo.lock")?.ok_or(LockError::Missing)?;
+    let table: toml::Table = toml::from_str(&text).map_err(LockError::Toml)?;
     let packages = table
         .get("package")
         .and_then(toml::Value::as_array)

@@ -43,7 +43,7 @@ impl Screener {
             };
             match &gathered.advisories {
                 Ok(found) => json!(found.get(&query).cloned().unwrap_or_default()),
-                Err(why) => json!({"unavailable": why}),
+                Err(why) => json!({"unavailable": why.to_string()}),
             }
         };
         let facts = gathered.facts.get(&0);

@@ -30,7 +30,7 @@ impl Fetched {
 }
 
 /// Why a request had no answer.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum FetchError {
     #[error("{host} could not be reached: {why}")]
     Unreachable { host: String, why: String },
@@ -38,11 +38,22 @@ pub enum FetchError {
     Status { host: String, status: u16 },
     #[error("{host} sent more than {limit} bytes")]
     TooLarge { host: String, limit: usize },
-    #[error("{0} cannot be read: {1}")]
-    File(String, String),
+    #[error("{path} cannot be read: {source}")]
+    File {
+        path: String,
+        #[source]
+        source: Arc<std::io::Error>,
+    },
+    #[error("{0} cannot be read: not a regular file")]
+    NotAFile(String),
     #[error("`{0}` is not a URL Quartermaster can ask")]
     BadUrl(String),
 }
+
+/// Why the HTTP client could not be built.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot build the HTTP client: {0}")]
+pub struct ClientError(#[source] reqwest::Error);
 
 /// A request header; a secret one is never logged and marked sensitive on the wire.
 #[derive(Clone)]
@@ -62,13 +73,13 @@ pub struct Http {
 }
 
 impl Http {
-    pub fn new() -> Result<Self, String> {
+    pub fn new() -> Result<Self, ClientError> {
         let client = reqwest::Client::builder()
             .connect_timeout(CONNECT_TIMEOUT)
             .timeout(REQUEST_TIMEOUT)
             .user_agent(concat!("quartermaster/", env!("CARGO_PKG_VERSION")))
             .build()
-            .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+            .map_err(ClientError)?;
         Ok(Self {
             client,
             slots: Arc::new(Semaphore::new(CONCURRENT)),
@@ -255,7 +266,10 @@ fn without_url(e: &reqwest::Error) -> String {
 fn read_file(path: &std::path::Path, limit: usize) -> Result<Fetched, FetchError> {
     use std::io::Read;
     let shown = path.display().to_string();
-    let fail = |e: std::io::Error| FetchError::File(shown.clone(), e.to_string());
+    let fail = |e: std::io::Error| FetchError::File {
+        path: shown.clone(),
+        source: Arc::new(e),
+    };
     let file = match std::fs::File::open(path) {
         Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -267,7 +281,7 @@ fn read_file(path: &std::path::Path, limit: usize) -> Result<Fetched, FetchError
         Err(e) => return Err(fail(e)),
     };
     if !file.metadata().map_err(fail)?.is_file() {
-        return Err(FetchError::File(shown, "not a regular file".into()));
+        return Err(FetchError::NotAFile(shown));
     }
     let mut body = Vec::new();
     file.take(limit as u64 + 1)

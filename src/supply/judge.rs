@@ -2,8 +2,8 @@
 //! resolved versions: pure, so that every verdict and message is tested without a network.
 
 use super::candidates::Candidate;
-use super::lookup::Facts;
-use super::osv::{Advisory, Query};
+use super::lookup::{Facts, LookupError};
+use super::osv::{Advisory, OsvError, Query};
 use crate::finding::{Code, clip};
 use crate::policy::{Policy, UnknownPublishTime, describe_age};
 use serde::{Deserialize, Serialize};
@@ -14,9 +14,9 @@ use std::time::{Duration, SystemTime};
 /// What was learned for a unit's candidates.
 pub struct Gathered {
     /// Per candidate index: the registry's facts, or why there are none. Absent: not asked.
-    pub facts: HashMap<usize, Result<Facts, String>>,
+    pub facts: HashMap<usize, Result<Facts, LookupError>>,
     /// The advisories affecting each version asked about, or why OSV could not say.
-    pub advisories: Result<BTreeMap<Query, Vec<Arc<Advisory>>>, String>,
+    pub advisories: Result<BTreeMap<Query, Vec<Arc<Advisory>>>, OsvError>,
 }
 
 /// The verdict on one candidate, as the report records it.
@@ -95,13 +95,13 @@ pub fn judge(
                 version: String::new(),
                 message: format!(
                     "known advisories could not be checked ({}), and the policy refuses what it cannot check (`advisories.block = true`); the unit is refused until the advisory database answers",
-                    clip_long(why)
+                    clip_long(&why.to_string())
                 ),
             });
             None
         }
         Err(why) => {
-            out.advisories_unchecked = Some(clip_long(why));
+            out.advisories_unchecked = Some(clip_long(&why.to_string()));
             None
         }
     };
@@ -158,7 +158,7 @@ fn verdict(
     policy: &Policy,
     now: SystemTime,
     c: &Candidate,
-    facts: Option<&Result<Facts, String>>,
+    facts: Option<&Result<Facts, LookupError>>,
     affected: &[Arc<Advisory>],
     fixes_advisory: bool,
     refusals: &mut Vec<PackageRefusal>,
@@ -223,7 +223,7 @@ fn age_verdict(
     policy: &Policy,
     c: &Candidate,
     (published, age): (Option<SystemTime>, Option<Duration>),
-    facts: Option<&Result<Facts, String>>,
+    facts: Option<&Result<Facts, LookupError>>,
     fixes_advisory: bool,
     refusals: &mut Vec<PackageRefusal>,
 ) -> String {
@@ -262,7 +262,7 @@ fn age_verdict(
         None if fixes_advisory => "unknown age, fixes an advisory".to_string(),
         None => {
             let why = match facts {
-                Some(Err(why)) => clip_long(why),
+                Some(Err(why)) => clip_long(&why.to_string()),
                 _ => "the registry gives no publish time".to_string(),
             };
             refuse(

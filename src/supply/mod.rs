@@ -27,6 +27,7 @@ pub use candidates::{Candidate, newly_resolved};
 pub use judge::{Checked, Fix, PackageRefusal, Screening};
 
 use crate::policy::Policy;
+pub use client::ClientError;
 use client::Http;
 use judge::Gathered;
 use notes::{Found, NotesApis, Wanted};
@@ -80,7 +81,7 @@ impl Screener {
         osv_url: &str,
         notes: NotesApis,
         runtime: tokio::runtime::Handle,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, ClientError> {
         Ok(Self {
             policy,
             registries,

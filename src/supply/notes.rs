@@ -3,7 +3,7 @@
 //! names a repository there; otherwise a link to the changelog or the repository. Notes are
 //! written by strangers: they are returned as data, and neutralised where they are posted.
 
-use super::client::{Header, Http};
+use super::client::{FetchError, Header, Http};
 use super::osv::compare;
 use crate::changes::Ecosystem;
 use serde_json::Value;
@@ -96,8 +96,23 @@ pub async fn find(http: &Http, apis: &NotesApis, wanted: &Wanted<'_>) -> Found {
                 }
             }
         }
-        Err(why) => Found::Unavailable(why),
+        Err(why) => Found::Unavailable(why.to_string()),
     }
+}
+
+/// Why a forge's release list could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ReleasesError {
+    #[error(transparent)]
+    Fetch(#[from] FetchError),
+    #[error("the {forge} API answered HTTP {status}")]
+    Status { forge: String, status: u16 },
+    #[error("the {forge} API sent no JSON: {source}")]
+    Json {
+        forge: String,
+        #[source]
+        source: serde_json::Error,
+    },
 }
 
 /// The releases a repository lists: (tag, title, body).
@@ -105,17 +120,20 @@ async fn fetch(
     http: &Http,
     url: &str,
     forge: &str,
-) -> Result<Vec<(String, String, String)>, String> {
+) -> Result<Vec<(String, String, String)>, ReleasesError> {
     let headers = [Header::Plain("accept", "application/json".into())];
-    let fetched = http
-        .get(url, &headers, MAX_ANSWER)
-        .await
-        .map_err(|e| e.to_string())?;
+    let fetched = http.get(url, &headers, MAX_ANSWER).await?;
     if !fetched.ok() {
-        return Err(format!("the {forge} API answered HTTP {}", fetched.status));
+        return Err(ReleasesError::Status {
+            forge: forge.to_string(),
+            status: fetched.status,
+        });
     }
-    let list: Value = serde_json::from_slice(&fetched.body)
-        .map_err(|e| format!("the {forge} API sent no JSON: {e}"))?;
+    let list: Value =
+        serde_json::from_slice(&fetched.body).map_err(|source| ReleasesError::Json {
+            forge: forge.to_string(),
+            source,
+        })?;
     let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
     Ok(list
         .as_array()

@@ -2,17 +2,15 @@
 //! given as a plain relative path inside the working directory, so that a plan cannot point a tool
 //! at a file outside the checkout or slip an option in as a file name.
 
-use super::{PATH, Refusal};
+use super::{PATH, PatternError, Refusal};
 use crate::finding::{Code, clip};
 use globset::{Glob, GlobMatcher};
 
 /// Checks a pattern's glob: a file name with `*` wildcards, no directory.
-pub(super) fn parse_glob(glob: &str) -> Result<String, String> {
+pub(super) fn parse_glob(glob: &str) -> Result<String, PatternError> {
     let plain = |c: char| c.is_ascii_alphanumeric() || matches!(c, '*' | '.' | '_' | '-');
     if glob.is_empty() || !glob.chars().all(plain) || glob.starts_with(['.', '-']) {
-        return Err(format!(
-            "`<file:{glob}>`: the glob is a file name of letters, digits, `*`, `.`, `_` and `-`"
-        ));
+        return Err(PatternError::Glob(glob.to_string()));
     }
     Ok(glob.to_string())
 }

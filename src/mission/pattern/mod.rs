@@ -74,20 +74,20 @@ pub struct Pattern {
 
 impl Pattern {
     /// Parses a pattern, refusing forms the matcher could not apply safely.
-    pub fn parse(source: &str, kind: PatternKind) -> Result<Self, String> {
+    pub fn parse(source: &str, kind: PatternKind) -> Result<Self, PatternError> {
         let words: Vec<&str> = source.split_whitespace().collect();
         let Some(program) = words.first() else {
-            return Err("empty pattern".into());
+            return Err(PatternError::Empty);
         };
         if !PROGRAM.is_match(program) {
-            return Err(format!("`{program}` is not a bare program name"));
+            return Err(PatternError::NotAProgram(program.to_string()));
         }
         let mut tokens = Vec::new();
         let (mut pkgs, mut vers, mut args, mut files, mut froms) = (0, 0, 0, 0, 0);
         for word in &words {
             if *word == "<args>" {
                 if kind != PatternKind::Test {
-                    return Err("`<args>` is only for test commands".into());
+                    return Err(PatternError::ArgsOutsideTests);
                 }
                 args += 1;
                 tokens.push(Token::Args);
@@ -101,29 +101,26 @@ impl Pattern {
                     (Part::From, PatternKind::Update) => froms += 1,
                     (Part::File(_), PatternKind::Update) if parts.len() == 1 => files += 1,
                     (Part::File(_), PatternKind::Update) => {
-                        return Err(format!(
-                            "`<file:…>` must be a whole word, not part of `{word}`"
-                        ));
+                        return Err(PatternError::FileInWord(word.to_string()));
                     }
                     (Part::Script, PatternKind::Test) => {}
                     (Part::Lit(_), _) => {}
                     (p, _) => {
-                        return Err(format!(
-                            "{p:?} placeholder not allowed in {kind:?} patterns"
-                        ));
+                        return Err(PatternError::NotAllowed {
+                            placeholder: format!("{p:?}"),
+                            kind,
+                        });
                     }
                 }
             }
             if kind == PatternKind::Test && parts.len() > 1 {
-                return Err(format!(
-                    "test pattern word `{word}` mixes text and placeholders"
-                ));
+                return Err(PatternError::MixedTestWord(word.to_string()));
             }
             tokens.push(Token::Word(parts));
         }
         if matches!(tokens.first(), Some(Token::Word(p)) if !matches!(p.as_slice(), [Part::Lit(_)]))
         {
-            return Err("the first word must be the program".into());
+            return Err(PatternError::FirstNotProgram);
         }
         let script_at = tokens
             .iter()
@@ -132,17 +129,14 @@ impl Pattern {
         if let (Some(script), Some(args)) = (script_at, args_at)
             && script > args
         {
-            return Err("`<script>` must come before `<args>`".into());
+            return Err(PatternError::ScriptAfterArgs);
         }
         if pkgs > 1 || vers > 1 || args > 1 || files > 1 || froms > 1 {
-            return Err(
-                "at most one `<pkg>`, one `<ver>`, one `<from>`, one `<file:…>` and one `<args>` per pattern"
-                    .into(),
-            );
+            return Err(PatternError::Repeated);
         }
         for (count, name) in [(vers, "<ver>"), (froms, "<from>")] {
             if count == 1 && pkgs == 0 {
-                return Err(format!("`{name}` needs a `<pkg>` to compare with"));
+                return Err(PatternError::NeedsPackage(name));
             }
         }
         Ok(Self {
@@ -186,14 +180,14 @@ impl Pattern {
     }
 }
 
-fn parse_parts(word: &str) -> Result<Vec<Part>, String> {
+fn parse_parts(word: &str) -> Result<Vec<Part>, PatternError> {
     let mut parts = Vec::new();
     let mut rest = word;
     while !rest.is_empty() {
         if let Some(after) = rest.strip_prefix('<') {
             let (name, tail) = after
                 .split_once('>')
-                .ok_or_else(|| format!("unclosed placeholder in `{word}`"))?;
+                .ok_or_else(|| PatternError::Unclosed(word.to_string()))?;
             let part = match name {
                 "pkg" => Part::Pkg,
                 "ver" => Part::Ver,
@@ -201,16 +195,14 @@ fn parse_parts(word: &str) -> Result<Vec<Part>, String> {
                 "script" => Part::Script,
                 other => match other.strip_prefix("file:") {
                     Some(glob) => Part::File(file::parse_glob(glob)?),
-                    None => return Err(format!("unknown placeholder `<{other}>`")),
+                    None => return Err(PatternError::UnknownPlaceholder(other.to_string())),
                 },
             };
             if matches!(
                 parts.last(),
                 Some(Part::Pkg | Part::Ver | Part::From | Part::File(_) | Part::Script)
             ) {
-                return Err(format!(
-                    "placeholders in `{word}` must be separated by literal text"
-                ));
+                return Err(PatternError::Adjacent(word.to_string()));
             }
             parts.push(part);
             rest = tail;
@@ -218,7 +210,7 @@ fn parse_parts(word: &str) -> Result<Vec<Part>, String> {
             let end = rest.find('<').unwrap_or(rest.len());
             let literal = &rest[..end];
             if literal.contains('>') {
-                return Err(format!("stray `>` in `{word}`"));
+                return Err(PatternError::StrayClose(word.to_string()));
             }
             parts.push(Part::Lit(literal.to_string()));
             rest = &rest[end..];
@@ -543,12 +535,14 @@ static TARGET: LazyLock<Regex> =
 static SCRIPT: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^[A-Za-z0-9_][A-Za-z0-9_.:-]{0,127}$").expect("valid regex"));
 
+mod error;
 mod file;
 mod fill;
 mod split;
 mod test_args;
 mod test_runs;
 
+pub use error::PatternError;
 pub use split::{MAX_COMMAND_LEN, MAX_WORDS, split, splits_on_this_thread};
 
 pub use test_args::{Arg, FlagSpec, Positionals, TestPattern, ValueKind};

@@ -116,31 +116,31 @@ pub struct FlagSpec {
 }
 
 impl FlagSpec {
-    pub fn parse(spec: &str) -> Result<Self, String> {
+    pub fn parse(spec: &str) -> Result<Self, PatternError> {
         let mut words = spec.split_whitespace();
-        let first = words.next().ok_or("empty flag spec")?;
+        let first = words.next().ok_or(PatternError::EmptyFlagSpec)?;
         let (name, glued_kind) = match first.split_once("=<") {
             Some((name, kind)) => (name, Some(format!("<{kind}"))),
             None => (first, None),
         };
         if !name.starts_with('-') || !FLAG_NAME.is_match(name) {
-            return Err(format!("`{name}` is not an option name"));
+            return Err(PatternError::NotAnOption(name.to_string()));
         }
         let kind_of = |kind: &str| {
-            ValueKind::from_placeholder(kind)
-                .ok_or_else(|| format!("unknown value kind `{kind}` in `{spec}`"))
+            ValueKind::from_placeholder(kind).ok_or_else(|| PatternError::UnknownValueKind {
+                kind: kind.to_string(),
+                spec: spec.to_string(),
+            })
         };
         let glued = glued_kind.is_some();
         let value = match (glued_kind, words.next()) {
             (Some(kind), None) => Some(kind_of(&kind)?),
-            (Some(_), Some(_)) => return Err(format!("flag spec `{spec}` has two values")),
+            (Some(_), Some(_)) => return Err(PatternError::TwoValues(spec.to_string())),
             (None, None) => None,
             (None, Some(kind)) => Some(kind_of(kind)?),
         };
         if words.next().is_some() {
-            return Err(format!(
-                "flag spec `{spec}` has more than a name and a value"
-            ));
+            return Err(PatternError::ExtraWords(spec.to_string()));
         }
         Ok(Self {
             name: name.to_string(),

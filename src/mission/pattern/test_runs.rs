@@ -3,7 +3,7 @@
 //! a package, and `uv run pytest <args>` as `uv run --no-sync pytest <args>`, which neither
 //! re-locks nor re-installs the environment the frozen install built.
 
-use super::{Part, Pattern, TestPattern, Token};
+use super::{Part, Pattern, PatternError, TestPattern, Token};
 
 impl TestPattern {
     /// The argv to execute for `words`, which matched the form, and how many places the words of
@@ -40,13 +40,12 @@ impl TestPattern {
 
 /// `runs` may differ from its form only in literal words it adds: the same program, the same
 /// `<script>` and `<args>`, in the same order, and the form's own words kept.
-pub(crate) fn check_runs(form: &Pattern, runs: &Pattern) -> Result<(), String> {
+pub(crate) fn check_runs(form: &Pattern, runs: &Pattern) -> Result<(), PatternError> {
     if runs.program() != form.program() {
-        return Err(format!(
-            "`runs` starts with `{}`; it must run the form's program `{}`",
-            runs.program(),
-            form.program()
-        ));
+        return Err(PatternError::RunsProgram {
+            runs: runs.program().to_string(),
+            form: form.program().to_string(),
+        });
     }
     let placeholders = |p: &Pattern| -> Vec<String> {
         p.tokens
@@ -58,21 +57,18 @@ pub(crate) fn check_runs(form: &Pattern, runs: &Pattern) -> Result<(), String> {
             .collect()
     };
     if placeholders(form) != placeholders(runs) {
-        return Err(
-            "`runs` must use the form's `<script>` and `<args>`, in the same order, and no others"
-                .into(),
-        );
+        return Err(PatternError::RunsPlaceholders);
     }
     let mut kept = runs.tokens.iter();
     if !form.tokens.iter().all(|t| kept.any(|r| r == t)) {
-        return Err("`runs` must keep every word of the form, in order, and only add words".into());
+        return Err(PatternError::RunsDropsWords);
     }
     if runs
         .tokens
         .iter()
         .any(|t| matches!(t, Token::Word(parts) if parts.len() > 1))
     {
-        return Err("`runs` words are literal words, `<script>` or `<args>`".into());
+        return Err(PatternError::RunsMixedWords);
     }
     Ok(())
 }
@@ -130,7 +126,11 @@ mod tests {
             ("npx jest <args>", "npx --no -- vitest <args>"),
         ]
         .into_iter()
-        .map(|(form, runs)| check_runs(&pattern(form), &pattern(runs)).unwrap_err())
+        .map(|(form, runs)| {
+            check_runs(&pattern(form), &pattern(runs))
+                .unwrap_err()
+                .to_string()
+        })
         .collect();
         insta::assert_snapshot!("test_runs_refusals", refusals.join("\n"));
         assert!(

@@ -90,8 +90,10 @@ fn pattern_parse_refuses_ambiguous_or_misplaced_placeholders() {
         ),
     ] {
         assert_eq!(
-            Pattern::parse(bad, PatternKind::Update),
-            Err(why.to_string())
+            Pattern::parse(bad, PatternKind::Update)
+                .unwrap_err()
+                .to_string(),
+            why
         );
     }
     assert!(Pattern::parse("make <file:x.in>", PatternKind::Test).is_err());
@@ -152,7 +154,7 @@ fn a_from_placeholder_binds_the_declared_from() {
     assert_eq!(wrong.refusal.code, Code::CommandFromMismatch);
     assert_eq!(
         Pattern::parse("cargo update -p x@<from>", PatternKind::Update),
-        Err("`<from>` needs a `<pkg>` to compare with".to_string())
+        Err(PatternError::NeedsPackage("<from>"))
     );
 }
 

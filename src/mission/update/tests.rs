@@ -177,7 +177,7 @@ fn command_entries_are_a_pattern_or_a_form_with_runs() {
     let err = mission_with_bundle_command(r#"{"form": "bundle <ver>", "runs": "bundle <ver>"}"#)
         .unwrap_err();
     assert!(
-        matches!(&err, MissionError::Invalid { message, .. } if message.contains("ecosystem `bundle`, pattern `bundle <ver>`: `<ver>` needs a `<pkg>`")),
+        matches!(&err, MissionError::Form { .. } if err.to_string().contains("ecosystem `bundle`, pattern `bundle <ver>`: `<ver>` needs a `<pkg>`")),
         "{err}"
     );
     let m = mission_with_bundle_command(

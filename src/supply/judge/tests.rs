@@ -1,5 +1,6 @@
 use super::*;
 use crate::changes::{Ecosystem, Source};
+use crate::supply::client::FetchError;
 use crate::supply::lookup::{Withdrawn, parse_time};
 use serde_json::json;
 
@@ -18,7 +19,7 @@ fn candidate(name: &str, version: &str, replaces: &[&str]) -> Candidate {
     }
 }
 
-fn published(at: &str) -> Result<Facts, String> {
+fn published(at: &str) -> Result<Facts, LookupError> {
     Ok(Facts {
         published: parse_time(at),
         ..Facts::default()
@@ -36,7 +37,7 @@ fn advisory(id: &str) -> Arc<Advisory> {
 }
 
 fn gathered(
-    facts: Vec<Result<Facts, String>>,
+    facts: Vec<Result<Facts, LookupError>>,
     advisories: Vec<(&str, Vec<Arc<Advisory>>)>,
 ) -> Gathered {
     let found = advisories
@@ -133,7 +134,14 @@ fn minimum_zero_and_exclusions_skip_the_age_gate_only() {
 
 #[test]
 fn an_unknown_publish_time_is_refused_unless_allowed() {
-    let why = gathered(vec![Err("registry.example answered 503".into())], vec![]);
+    let unavailable = LookupError::Fetch {
+        what: "the packument of lib".into(),
+        source: FetchError::Status {
+            host: "registry.example".into(),
+            status: 503,
+        },
+    };
+    let why = gathered(vec![Err(unavailable)], vec![]);
     let s = judge(
         &Policy::default(),
         now(),
@@ -222,8 +230,13 @@ fn a_fresh_security_fix_passes_and_lists_what_it_fixes() {
 #[test]
 fn advisories_that_cannot_be_checked_fail_closed_unless_allowed() {
     let mut g = gathered(vec![published("2026-01-01T00:00:00Z")], vec![]);
-    g.advisories =
-        Err("OSV (http://127.0.0.1:9): 127.0.0.1:9 could not be reached: connection failed".into());
+    g.advisories = Err(OsvError::Unreachable {
+        base: "http://127.0.0.1:9".into(),
+        source: FetchError::Unreachable {
+            host: "127.0.0.1:9".into(),
+            why: "connection failed".into(),
+        },
+    });
     let s = judge(
         &Policy::default(),
         now(),

@@ -4,7 +4,8 @@
 
 use super::super::client::Http;
 use super::{
-    Cache, Document, Facts, MAX_DOCUMENT, MAX_SMALL, Withdrawn, body, parse_time, repository_url,
+    Cache, Document, Facts, LookupError, MAX_DOCUMENT, MAX_SMALL, Withdrawn, body, parse_time,
+    repository_url,
 };
 use serde::Deserialize;
 use std::collections::HashMap;
@@ -35,7 +36,7 @@ pub(super) async fn facts(
     index: &str,
     name: &str,
     version: &str,
-) -> Result<Facts, String> {
+) -> Result<Facts, LookupError> {
     let url = format!("{index}{}", index_path(name));
     let document = cache
         .document(format!("crates {url}"), || async {
@@ -48,7 +49,7 @@ pub(super) async fn facts(
         .versions
         .get(version)
         .cloned()
-        .ok_or_else(|| format!("the index lists no {name} {version}"))?;
+        .ok_or_else(|| LookupError::unlisted("index", name, version))?;
     if facts.published.is_none()
         && let Ok(Some(api)) = api(http, cache, index).await
     {
@@ -81,7 +82,7 @@ fn parse(bytes: &[u8]) -> Document {
 
 /// The registry's web API, from the sparse index's `config.json` (`"api"`); `None` where the
 /// registry has none (a local registry, a config without `api`).
-async fn api(http: &Http, cache: &Cache, index: &str) -> Result<Option<String>, String> {
+async fn api(http: &Http, cache: &Cache, index: &str) -> Result<Option<String>, LookupError> {
     if !index.starts_with("http") {
         return Ok(None);
     }
@@ -92,8 +93,8 @@ async fn api(http: &Http, cache: &Cache, index: &str) -> Result<Option<String>, 
                 http.get(&url, &[], MAX_SMALL).await,
                 "the index's config.json",
             )?;
-            let config: serde_json::Value =
-                serde_json::from_slice(&bytes).map_err(|e| e.to_string())?;
+            let config: serde_json::Value = serde_json::from_slice(&bytes)
+                .map_err(|e| LookupError::IndexConfig(std::sync::Arc::new(e)))?;
             Ok(Document {
                 versions: HashMap::new(),
                 shared: Facts {
@@ -128,7 +129,7 @@ pub(super) async fn repository(
     cache: &Cache,
     index: &str,
     name: &str,
-) -> Result<Option<String>, String> {
+) -> Result<Option<String>, LookupError> {
     let Some(api) = api(http, cache, index).await? else {
         return Ok(None);
     };
@@ -136,7 +137,7 @@ pub(super) async fn repository(
     let what = format!("the page of {name} on the registry's web API");
     let bytes = body(http.get(&url, &[], MAX_SMALL).await, &what)?;
     let value: serde_json::Value =
-        serde_json::from_slice(&bytes).map_err(|e| format!("{what} is not JSON: {e}"))?;
+        serde_json::from_slice(&bytes).map_err(|e| LookupError::json(&what, "JSON", e))?;
     Ok(value["crate"]["repository"]
         .as_str()
         .and_then(repository_url))

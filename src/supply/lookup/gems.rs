@@ -4,7 +4,8 @@
 
 use super::super::client::Http;
 use super::{
-    Cache, Document, Facts, MAX_DOCUMENT, MAX_SMALL, Withdrawn, body, parse_time, repository_url,
+    Cache, Document, Facts, LookupError, MAX_DOCUMENT, MAX_SMALL, Withdrawn, body, parse_time,
+    repository_url,
 };
 use serde::Deserialize;
 use std::collections::HashMap;
@@ -22,14 +23,14 @@ pub(super) async fn facts(
     source: &str,
     name: &str,
     version: &str,
-) -> Result<Facts, String> {
+) -> Result<Facts, LookupError> {
     let url = format!("{source}api/v1/versions/{name}.json");
     let document = cache
         .document(format!("gems {url}"), || async {
             let what = format!("the version list of {name}");
             let bytes = body(http.get(&url, &[], MAX_DOCUMENT).await, &what)?;
             let list: Vec<Version> = serde_json::from_slice(&bytes)
-                .map_err(|e| format!("{what} is not what RubyGems serves: {e}"))?;
+                .map_err(|e| LookupError::json(&what, "what RubyGems serves", e))?;
             Ok(parse(list))
         })
         .await?;
@@ -42,7 +43,9 @@ pub(super) async fn facts(
             }),
             ..Facts::default()
         }),
-        None => Err(format!("the source lists no version of {name}")),
+        None => Err(LookupError::NoVersions {
+            name: name.to_string(),
+        }),
     }
 }
 
@@ -68,7 +71,7 @@ pub(super) async fn links(
     http: &Http,
     source: &str,
     name: &str,
-) -> Result<(Option<String>, Option<String>), String> {
+) -> Result<(Option<String>, Option<String>), LookupError> {
     let url = format!("{source}api/v1/gems/{name}.json");
     let bytes = body(http.get(&url, &[], MAX_SMALL).await, "the gem's page")?;
     let value: serde_json::Value = serde_json::from_slice(&bytes).unwrap_or_default();

@@ -3,7 +3,7 @@
 //! case-encoded as the proxy protocol says (`Azure` → `!azure`).
 
 use super::super::client::Http;
-use super::{Facts, MAX_SMALL, body, parse_time};
+use super::{Facts, LookupError, MAX_SMALL, body, parse_time};
 
 /// The GOPROXY protocol's case encoding: an upper-case letter becomes `!` and the lower case.
 pub(super) fn escape(path: &str) -> String {
@@ -24,12 +24,12 @@ pub(super) async fn facts(
     base: &str,
     module: &str,
     version: &str,
-) -> Result<Facts, String> {
+) -> Result<Facts, LookupError> {
     let url = format!("{base}/{}/@v/{}.info", escape(module), escape(version));
     let what = format!("the proxy's .info of {module} {version}");
     let bytes = body(http.get(&url, &[], MAX_SMALL).await, &what)?;
     let info: serde_json::Value =
-        serde_json::from_slice(&bytes).map_err(|e| format!("{what} is not JSON: {e}"))?;
+        serde_json::from_slice(&bytes).map_err(|e| LookupError::json(&what, "JSON", e))?;
     Ok(Facts {
         published: info["Time"].as_str().and_then(parse_time),
         repository: repository(module),

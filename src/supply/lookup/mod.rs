@@ -9,9 +9,10 @@ mod go;
 mod npm;
 mod pypi;
 
-use super::client::{Fetched, Http};
+use super::client::{FetchError, Fetched, Http};
 use super::registries::Endpoint;
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 use tokio::sync::OnceCell;
@@ -43,24 +44,88 @@ pub struct Withdrawn {
     pub message: Option<String>,
 }
 
+/// Why a registry could not say anything of a version. Clone, because a failure is kept for the
+/// run like an answer.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum LookupError {
+    /// No registry is asked for the package; the registry configuration says why.
+    #[error("{0}")]
+    NotAsked(String),
+    #[error("{} is not an absolute path", .0.display())]
+    NotAbsolute(PathBuf),
+    /// The request for `what` had no answer.
+    #[error("{what}: {source}")]
+    Fetch {
+        what: String,
+        #[source]
+        source: FetchError,
+    },
+    #[error("{what} is not there (HTTP {status})")]
+    Missing { what: String, status: u16 },
+    #[error("{what}: HTTP {status}")]
+    Status { what: String, status: u16 },
+    /// `what` is not the JSON the registry's protocol serves (`shape` names it).
+    #[error("{what} is not {shape}: {source}")]
+    Json {
+        what: String,
+        shape: &'static str,
+        #[source]
+        source: Arc<serde_json::Error>,
+    },
+    /// A cargo index's `config.json` that is not JSON.
+    #[error("{0}")]
+    IndexConfig(#[source] Arc<serde_json::Error>),
+    /// The document lists versions, but not this one (`place` names the document's owner).
+    #[error("the {place} lists no {name} {version}")]
+    Unlisted {
+        place: &'static str,
+        name: String,
+        version: String,
+    },
+    #[error("the source lists no version of {name}")]
+    NoVersions { name: String },
+    /// A Python index with neither the release's JSON page nor the project's.
+    #[error("{what} is not there (HTTP 404), nor that of {version}")]
+    NoPages { what: String, version: String },
+}
+
+impl LookupError {
+    /// `what` is not `shape`, as `source` says.
+    pub(crate) fn json(what: &str, shape: &'static str, source: serde_json::Error) -> Self {
+        Self::Json {
+            what: what.to_string(),
+            shape,
+            source: Arc::new(source),
+        }
+    }
+
+    pub(crate) fn unlisted(place: &'static str, name: &str, version: &str) -> Self {
+        Self::Unlisted {
+            place,
+            name: name.to_string(),
+            version: version.to_string(),
+        }
+    }
+}
+
 /// Answers kept for the run, each loaded once however many callers ask at once; a failure is
 /// kept too (asking again in the same run would fail the same way, after the same retries).
-pub(crate) struct Memo<T>(Mutex<HashMap<String, Arc<Slot<T>>>>);
+pub(crate) struct Memo<T, E>(Mutex<HashMap<String, Arc<Slot<T, E>>>>);
 
-type Slot<T> = OnceCell<Result<Arc<T>, String>>;
+type Slot<T, E> = OnceCell<Result<Arc<T>, E>>;
 
-impl<T> Default for Memo<T> {
+impl<T, E> Default for Memo<T, E> {
     fn default() -> Self {
         Self(Mutex::default())
     }
 }
 
-impl<T> Memo<T> {
+impl<T, E: Clone> Memo<T, E> {
     /// The value at `key`, loaded by `load` on first use.
-    pub(crate) async fn get<F, Fut>(&self, key: String, load: F) -> Result<Arc<T>, String>
+    pub(crate) async fn get<F, Fut>(&self, key: String, load: F) -> Result<Arc<T>, E>
     where
         F: FnOnce() -> Fut,
-        Fut: std::future::Future<Output = Result<T, String>>,
+        Fut: std::future::Future<Output = Result<T, E>>,
     {
         let cell = {
             let mut slots = self
@@ -79,7 +144,7 @@ impl<T> Memo<T> {
 /// units ask.
 #[derive(Default)]
 pub struct Cache {
-    documents: Memo<Document>,
+    documents: Memo<Document, LookupError>,
 }
 
 /// A fetched document, parsed to the facts of each version it lists.
@@ -96,10 +161,10 @@ impl Cache {
         &self,
         key: String,
         load: F,
-    ) -> Result<Arc<Document>, String>
+    ) -> Result<Arc<Document>, LookupError>
     where
         F: FnOnce() -> Fut,
-        Fut: std::future::Future<Output = Result<Document, String>>,
+        Fut: std::future::Future<Output = Result<Document, LookupError>>,
     {
         self.documents.get(key, load).await
     }
@@ -113,7 +178,7 @@ pub async fn facts(
     endpoint: &Endpoint,
     name: &str,
     version: &str,
-) -> Result<Facts, String> {
+) -> Result<Facts, LookupError> {
     match endpoint {
         Endpoint::Npm { base, token } => {
             npm::facts(http, cache, base, token.as_ref(), name, version).await
@@ -122,12 +187,12 @@ pub async fn facts(
         Endpoint::CratesSparse { index } => crates::facts(http, cache, index, name, version).await,
         Endpoint::CratesLocal { dir } => {
             let index = url::Url::from_directory_path(dir.join("index"))
-                .map_err(|()| format!("{} is not an absolute path", dir.display()))?;
+                .map_err(|()| LookupError::NotAbsolute(dir.clone()))?;
             crates::facts(http, cache, index.as_str(), name, version).await
         }
         Endpoint::Gems { source } => gems::facts(http, cache, source, name, version).await,
         Endpoint::GoProxy { base } => go::facts(http, base, name, version).await,
-        Endpoint::None(why) => Err(why.clone()),
+        Endpoint::None(why) => Err(LookupError::NotAsked(why.clone())),
     }
 }
 
@@ -140,7 +205,7 @@ pub async fn links(
     endpoint: &Endpoint,
     name: &str,
     facts: &Facts,
-) -> Result<(Option<String>, Option<String>), String> {
+) -> Result<(Option<String>, Option<String>), LookupError> {
     match endpoint {
         Endpoint::CratesSparse { index } if facts.repository.is_none() => {
             Ok((crates::repository(http, cache, index, name).await?, None))
@@ -152,16 +217,21 @@ pub async fn links(
 
 /// The body of a successful answer, or why there is none (`what` names the document).
 pub(crate) fn body(
-    fetched: Result<Fetched, super::client::FetchError>,
+    fetched: Result<Fetched, FetchError>,
     what: &str,
-) -> Result<Vec<u8>, String> {
+) -> Result<Vec<u8>, LookupError> {
+    let what = what.to_string();
     match fetched {
         Ok(f) if f.ok() => Ok(f.body),
-        Ok(f) if f.status == 404 || f.status == 410 => {
-            Err(format!("{what} is not there (HTTP {})", f.status))
-        }
-        Ok(f) => Err(format!("{what}: HTTP {}", f.status)),
-        Err(e) => Err(format!("{what}: {e}")),
+        Ok(f) if f.status == 404 || f.status == 410 => Err(LookupError::Missing {
+            what,
+            status: f.status,
+        }),
+        Ok(f) => Err(LookupError::Status {
+            what,
+            status: f.status,
+        }),
+        Err(source) => Err(LookupError::Fetch { what, source }),
     }
 }
 

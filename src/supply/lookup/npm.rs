@@ -3,7 +3,9 @@
 
 use super::super::client::{Header, Http};
 use super::super::registries::Credential;
-use super::{Cache, Document, Facts, MAX_DOCUMENT, Withdrawn, body, parse_time, repository_url};
+use super::{
+    Cache, Document, Facts, LookupError, MAX_DOCUMENT, Withdrawn, body, parse_time, repository_url,
+};
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -33,7 +35,7 @@ pub(super) async fn facts(
     token: Option<&Credential>,
     name: &str,
     version: &str,
-) -> Result<Facts, String> {
+) -> Result<Facts, LookupError> {
     let url = format!("{base}{}", name.replacen('/', "%2f", 1));
     let key = format!("npm {url}");
     let document = cache
@@ -44,14 +46,14 @@ pub(super) async fn facts(
             }
             let what = format!("the packument of {name}");
             let bytes = body(http.get(&url, &headers, MAX_DOCUMENT).await, &what)?;
-            parse(&bytes).map_err(|e| format!("{what} is not what npm serves: {e}"))
+            parse(&bytes).map_err(|e| LookupError::json(&what, "what npm serves", e))
         })
         .await?;
     let mut facts = document
         .versions
         .get(version)
         .cloned()
-        .ok_or_else(|| format!("the registry lists no {name} {version}"))?;
+        .ok_or_else(|| LookupError::unlisted("registry", name, version))?;
     if facts.repository.is_none() {
         facts.repository = document.shared.repository.clone();
     }

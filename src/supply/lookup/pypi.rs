@@ -5,7 +5,8 @@
 
 use super::super::client::{Header, Http};
 use super::{
-    Cache, Document, Facts, MAX_DOCUMENT, MAX_SMALL, Withdrawn, body, parse_time, repository_url,
+    Cache, Document, Facts, LookupError, MAX_DOCUMENT, MAX_SMALL, Withdrawn, body, parse_time,
+    repository_url,
 };
 use serde::Deserialize;
 use std::collections::HashMap;
@@ -47,6 +48,9 @@ struct Project {
     releases: HashMap<String, Vec<File>>,
 }
 
+/// What the JSON pages are, when they are not.
+const PYPI_JSON: &str = "what PyPI's JSON API serves";
+
 /// The JSON API's root for a simple index URL: `https://pypi.org/simple/` → `https://pypi.org`.
 fn api_root(index: &str) -> String {
     let trimmed = index.trim_end_matches('/');
@@ -63,7 +67,7 @@ pub(super) async fn facts(
     index: &str,
     name: &str,
     version: &str,
-) -> Result<Facts, String> {
+) -> Result<Facts, LookupError> {
     let root = api_root(index);
     let url = format!("{root}/pypi/{name}/{version}/json");
     let what = format!("the index's JSON page of {name} {version}");
@@ -73,7 +77,7 @@ pub(super) async fn facts(
                 return Ok(Document::default());
             };
             let release: Release = serde_json::from_slice(&bytes)
-                .map_err(|e| format!("{what} is not what PyPI's JSON API serves: {e}"))?;
+                .map_err(|e| LookupError::json(&what, PYPI_JSON, e))?;
             Ok(Document {
                 versions: HashMap::from([(version.to_string(), parse(release))]),
                 shared: Facts::default(),
@@ -92,9 +96,12 @@ pub(super) async fn facts(
             // with many wheels.
             let bytes = page(http, &url, &what, MAX_DOCUMENT)
                 .await?
-                .ok_or_else(|| format!("{what} is not there (HTTP 404), nor that of {version}"))?;
+                .ok_or_else(|| LookupError::NoPages {
+                    what: what.clone(),
+                    version: version.to_string(),
+                })?;
             let project: Project = serde_json::from_slice(&bytes)
-                .map_err(|e| format!("{what} is not what PyPI's JSON API serves: {e}"))?;
+                .map_err(|e| LookupError::json(&what, PYPI_JSON, e))?;
             Ok(parse_project(project))
         })
         .await?;
@@ -102,11 +109,16 @@ pub(super) async fn facts(
         .versions
         .get(version)
         .cloned()
-        .ok_or_else(|| format!("the index lists no {name} {version}"))
+        .ok_or_else(|| LookupError::unlisted("index", name, version))
 }
 
 /// The body of a JSON page, or `None` when the index has no such page (HTTP 404).
-async fn page(http: &Http, url: &str, what: &str, limit: usize) -> Result<Option<Vec<u8>>, String> {
+async fn page(
+    http: &Http,
+    url: &str,
+    what: &str,
+    limit: usize,
+) -> Result<Option<Vec<u8>>, LookupError> {
     let headers = [Header::Plain("accept", "application/json".into())];
     match http.get(url, &headers, limit).await {
         Ok(fetched) if fetched.status == 404 => Ok(None),

@@ -7,7 +7,7 @@
 
 mod affected;
 
-use super::client::Http;
+use super::client::{FetchError, Http};
 use super::lookup::Memo;
 use crate::changes::Ecosystem;
 pub use affected::compare;
@@ -32,6 +32,40 @@ pub fn ecosystem_name(ecosystem: Ecosystem) -> &'static str {
         Ecosystem::Bundle => "RubyGems",
         Ecosystem::Go => "Go",
     }
+}
+
+/// Why the advisory service could not say which advisories affect the versions asked about.
+/// Clone, because a failure is kept for the run like a record.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum OsvError {
+    #[error("OSV ({base}): {source}")]
+    Unreachable {
+        base: String,
+        #[source]
+        source: FetchError,
+    },
+    #[error("OSV ({base}) answered HTTP {status} to querybatch")]
+    BatchStatus { base: String, status: u16 },
+    #[error("OSV ({base}) sent an answer that is not JSON: {source}")]
+    BatchJson {
+        base: String,
+        #[source]
+        source: Arc<serde_json::Error>,
+    },
+    #[error("OSV ({base}) answered querybatch without one result per query")]
+    BatchShape { base: String },
+    #[error("OSV ({base}) answered HTTP {status} for {id}")]
+    RecordStatus {
+        base: String,
+        status: u16,
+        id: String,
+    },
+    #[error("OSV's record of {id} is not JSON: {source}")]
+    RecordJson {
+        id: String,
+        #[source]
+        source: Arc<serde_json::Error>,
+    },
 }
 
 /// A version asked about.
@@ -79,7 +113,7 @@ impl Advisory {
 /// The advisory service of a run, and the records it already sent.
 pub struct Osv {
     base: String,
-    records: Memo<Advisory>,
+    records: Memo<Advisory, OsvError>,
 }
 
 impl Osv {
@@ -100,7 +134,7 @@ impl Osv {
         &self,
         http: &Http,
         queries: &[Query],
-    ) -> Result<BTreeMap<Query, Vec<Arc<Advisory>>>, String> {
+    ) -> Result<BTreeMap<Query, Vec<Arc<Advisory>>>, OsvError> {
         let unique: Vec<&Query> = queries
             .iter()
             .collect::<BTreeSet<_>>()
@@ -144,7 +178,7 @@ impl Osv {
     }
 
     /// One `querybatch`: the advisory ids listed for each query, in order.
-    async fn batch(&self, http: &Http, queries: &[&Query]) -> Result<Vec<Vec<String>>, String> {
+    async fn batch(&self, http: &Http, queries: &[&Query]) -> Result<Vec<Vec<String>>, OsvError> {
         let body = json!({
             "queries": queries.iter().map(|q| json!({
                 "package": {"ecosystem": ecosystem_name(q.ecosystem), "name": q.name},
@@ -152,27 +186,26 @@ impl Osv {
             })).collect::<Vec<_>>()
         });
         let url = format!("{}/v1/querybatch", self.base);
+        let base = || self.base.clone();
         let fetched = http
             .post_json(&url, &body, MAX_BATCH_ANSWER)
             .await
-            .map_err(|e| format!("OSV ({}): {e}", self.base))?;
+            .map_err(|source| self.unreachable(source))?;
         if !fetched.ok() {
-            return Err(format!(
-                "OSV ({}) answered HTTP {} to querybatch",
-                self.base, fetched.status
-            ));
+            return Err(OsvError::BatchStatus {
+                base: base(),
+                status: fetched.status,
+            });
         }
-        let answer: Value = serde_json::from_slice(&fetched.body)
-            .map_err(|e| format!("OSV ({}) sent an answer that is not JSON: {e}", self.base))?;
+        let answer: Value =
+            serde_json::from_slice(&fetched.body).map_err(|e| OsvError::BatchJson {
+                base: base(),
+                source: Arc::new(e),
+            })?;
         let results = answer["results"]
             .as_array()
             .filter(|r| r.len() == queries.len())
-            .ok_or_else(|| {
-                format!(
-                    "OSV ({}) answered querybatch without one result per query",
-                    self.base
-                )
-            })?;
+            .ok_or_else(|| OsvError::BatchShape { base: base() })?;
         Ok(results
             .iter()
             .map(|r| {
@@ -189,25 +222,36 @@ impl Osv {
     }
 
     /// The full record of `id`, fetched once per run.
-    async fn record(&self, http: &Http, id: &str) -> Result<Arc<Advisory>, String> {
+    async fn record(&self, http: &Http, id: &str) -> Result<Arc<Advisory>, OsvError> {
         self.records
             .get(id.to_string(), || async {
                 let url = format!("{}/v1/vulns/{id}", self.base);
                 let fetched = http
                     .get(&url, &[], MAX_RECORD)
                     .await
-                    .map_err(|e| format!("OSV ({}): {e}", self.base))?;
+                    .map_err(|source| self.unreachable(source))?;
                 if !fetched.ok() {
-                    return Err(format!(
-                        "OSV ({}) answered HTTP {} for {id}",
-                        self.base, fetched.status
-                    ));
+                    return Err(OsvError::RecordStatus {
+                        base: self.base.clone(),
+                        status: fetched.status,
+                        id: id.to_string(),
+                    });
                 }
-                let record: Value = serde_json::from_slice(&fetched.body)
-                    .map_err(|e| format!("OSV's record of {id} is not JSON: {e}"))?;
+                let record: Value =
+                    serde_json::from_slice(&fetched.body).map_err(|e| OsvError::RecordJson {
+                        id: id.to_string(),
+                        source: Arc::new(e),
+                    })?;
                 Ok(advisory(id, record))
             })
             .await
+    }
+
+    fn unreachable(&self, source: FetchError) -> OsvError {
+        OsvError::Unreachable {
+            base: self.base.clone(),
+            source,
+        }
     }
 }
 

@@ -60,7 +60,11 @@ async fn advisories_come_from_querybatch_then_the_full_records() {
 async fn an_unreachable_service_is_an_error() {
     let osv = Osv::new("http://127.0.0.1:9");
     let http = Http::new().unwrap();
-    let err = osv.affecting(&http, &[query("1.0.0")]).await.unwrap_err();
+    let err = osv
+        .affecting(&http, &[query("1.0.0")])
+        .await
+        .unwrap_err()
+        .to_string();
     assert!(
         err.starts_with("OSV (http://127.0.0.1:9): 127.0.0.1 could not be reached"),
         "{err}"
