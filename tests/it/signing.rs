@@ -43,11 +43,7 @@ fn verified_lock(f: &Fixture) -> String {
 
 fn signed(backend: Backend) {
     let f = Fixture::on(backend);
-    let plan = plan(vec![create_mr(
-        "quartermaster/cargo",
-        &[greeting()],
-        "batch",
-    )]);
+    let plan = one_pr();
     let run = f.run(&plan, &["--sign-commits"]);
     assert_eq!(run.code, 0, "{}", run.said());
     assert_eq!(run.reason(0), "PR #1 created");
@@ -94,14 +90,7 @@ fn signed(backend: Backend) {
 fn tampered(backend: Backend) {
     let f = Fixture::on(backend);
     fakes_state_tamper(&f, true);
-    let run = f.run(
-        &plan(vec![create_mr(
-            "quartermaster/cargo",
-            &[greeting()],
-            "batch",
-        )]),
-        &["--sign-commits"],
-    );
+    let run = f.run(&one_pr(), &["--sign-commits"]);
     assert_eq!(run.code, 1, "{}", run.said());
     let reason = run.reason(0);
     assert!(reason.contains("not the verified"), "{reason}");
@@ -115,14 +104,7 @@ fn tampered(backend: Backend) {
     assert!(f.pulls().is_empty());
     // The control: the same forge storing what it is sent.
     fakes_state_tamper(&f, false);
-    let run = f.run(
-        &plan(vec![create_mr(
-            "quartermaster/cargo",
-            &[greeting()],
-            "batch",
-        )]),
-        &["--sign-commits"],
-    );
+    let run = f.run(&one_pr(), &["--sign-commits"]);
     assert_eq!(run.code, 0, "{}", run.said());
 }
 
@@ -150,14 +132,7 @@ fn gitlab_storing_other_bytes_is_caught() {
 #[test]
 fn signing_on_the_local_forge_is_refused() {
     let f = Fixture::new();
-    let run = f.run(
-        &plan(vec![create_mr(
-            "quartermaster/cargo",
-            &[greeting()],
-            "batch",
-        )]),
-        &["--sign-commits"],
-    );
+    let run = f.run(&one_pr(), &["--sign-commits"]);
     assert_eq!(run.code, 2, "{}", run.said());
     assert!(
         run.report["error"]

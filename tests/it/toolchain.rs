@@ -58,15 +58,7 @@ fn rerun_rust(f: &Fixture, args: &[&str]) -> Run {
     let mut args: Vec<&str> = args.to_vec();
     args.extend(["--extra-env", "RUSTUP_TOOLCHAIN"]);
     let toolchain = active_toolchain();
-    f.run_with(
-        &plan(vec![create_mr(
-            "quartermaster/cargo",
-            &[greeting()],
-            "batch",
-        )]),
-        &args,
-        &[("RUSTUP_TOOLCHAIN", &toolchain)],
-    )
+    f.run_with(&one_pr(), &args, &[("RUSTUP_TOOLCHAIN", &toolchain)])
 }
 
 fn check(tool: &str, file: &str, declared: &str, rule: &str, found: &str, verdict: &str) -> Value {
@@ -176,14 +168,7 @@ fn a_matching_declaration_is_a_match() {
 #[test]
 fn a_bad_policy_is_refused() {
     let f = Fixture::new();
-    let run = f.run(
-        &plan(vec![create_mr(
-            "quartermaster/cargo",
-            &[greeting()],
-            "batch",
-        )]),
-        &["--toolchain-policy", "strict"],
-    );
+    let run = f.run(&one_pr(), &["--toolchain-policy", "strict"]);
     assert_eq!(run.code, 2, "{}", run.said());
     assert!(
         run.stderr
@@ -206,14 +191,7 @@ fn rustup_installs_nothing_by_default() {
         "rust-toolchain.toml",
         "[toolchain]\nchannel = \"1.70.0\"\n",
     );
-    let run = f.run(
-        &plan(vec![create_mr(
-            "quartermaster/cargo",
-            &[greeting()],
-            "batch",
-        )]),
-        &[],
-    );
+    let run = f.run(&one_pr(), &[]);
     assert_eq!(run.status(0), "failed", "{}", run.said());
     let checks = &run.action(0)["toolchains"];
     assert_eq!(checks[0]["found"], Value::Null, "{}", run.said());

@@ -48,7 +48,7 @@ fn team(slug: &str) -> Value {
            "repositories_url": format!("https://api.github.com/teams/{slug}/repos")})
 }
 
-fn strings(v: &Value) -> Vec<String> {
+pub(super) fn strings(v: &Value) -> Vec<String> {
     v.as_array()
         .map(|a| {
             a.iter()

@@ -65,26 +65,14 @@ fn concurrent_runs_take_uid_ranges_of_their_own() {
         .parse()
         .unwrap();
     let second = Fixture::new();
-    let run = run_free_base(
-        &second,
-        &plan(vec![create_mr(
-            "quartermaster/cargo",
-            &[greeting()],
-            "batch",
-        )]),
-        &[],
-    );
+    let run = run_free_base(&second, &one_pr(), &[]);
     assert_eq!(run.status(0), "done", "{}", run.said());
     let base = run.report["isolation"]["uid_base"].as_u64().unwrap() as u32;
     assert_ne!(base, held_uid);
     let third = Fixture::new();
     let refused = run_free_base(
         &third,
-        &plan(vec![create_mr(
-            "quartermaster/cargo",
-            &[greeting()],
-            "batch",
-        )]),
+        &one_pr(),
         &["--sandbox-uid-base", &held_uid.to_string()],
     );
     assert_eq!(refused.code, 2, "{}", refused.said());
