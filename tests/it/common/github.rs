@@ -297,6 +297,62 @@ impl State {
         }
     }
 
+    /// `GET /pulls`: filtered by head and state, oldest first when asked, one page.
+    fn list_pulls(&self, query: &BTreeMap<String, String>) -> ResponseTemplate {
+        let head = query.get("head").cloned().unwrap_or_default();
+        let state = query.get("state").map(String::as_str).unwrap_or("open");
+        let ascending = query.get("direction").is_some_and(|d| d == "asc");
+        let mut pulls: Vec<&Pull> = self.pulls.values().collect();
+        if !ascending {
+            pulls.reverse();
+        }
+        let mut list: Vec<Value> = pulls
+            .into_iter()
+            .filter(|p| head.is_empty() || format!("{}:{}", head_owner(p), p.head) == head)
+            .filter(|p| state == "all" || p.state == state)
+            .map(|p| self.pull_json(p, true))
+            .collect();
+        let per_page = query
+            .get("per_page")
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(30);
+        list.truncate(per_page);
+        ResponseTemplate::new(200).set_body_json(list)
+    }
+
+    /// `POST /pulls`: refused when the branch already has an open PR of this repository.
+    fn create_pull(&mut self, body: &Value) -> ResponseTemplate {
+        let head = body["head"].as_str().unwrap_or_default().to_string();
+        if head.is_empty() || body["base"].as_str().is_none() {
+            return error(422, "Validation Failed");
+        }
+        if self
+            .pulls
+            .values()
+            .any(|p| p.head == head && !p.fork && p.state == "open")
+        {
+            return ResponseTemplate::new(422).set_body_json(json!({
+                "message": "Validation Failed",
+                "errors": [{"resource": "PullRequest", "code": "custom", "message": format!("A pull request already exists for {OWNER}:{head}.")}],
+                "documentation_url": "https://docs.github.com/rest/pulls/pulls#create-a-pull-request",
+                "status": "422"
+            }));
+        }
+        let number = self.next;
+        self.next += 1;
+        let mut p = Pull::new(
+            number,
+            &head,
+            body["title"].as_str().unwrap_or_default().into(),
+            body["body"].as_str().unwrap_or_default().into(),
+        );
+        p.base = body["base"].as_str().unwrap_or_default().into();
+        p.draft = body["draft"].as_bool().unwrap_or(false);
+        let v = self.pull_json(&p, false);
+        self.pulls.insert(number, p);
+        ResponseTemplate::new(201).set_body_json(v)
+    }
+
     fn route_pulls(
         &mut self,
         method: &str,
@@ -306,58 +362,8 @@ impl State {
         body: &Value,
     ) -> ResponseTemplate {
         match (method, parts) {
-            ("GET", ["pulls"]) => {
-                let head = query.get("head").cloned().unwrap_or_default();
-                let state = query.get("state").map(String::as_str).unwrap_or("open");
-                let ascending = query.get("direction").is_some_and(|d| d == "asc");
-                let mut pulls: Vec<&Pull> = self.pulls.values().collect();
-                if !ascending {
-                    pulls.reverse();
-                }
-                let mut list: Vec<Value> = pulls
-                    .into_iter()
-                    .filter(|p| head.is_empty() || format!("{}:{}", head_owner(p), p.head) == head)
-                    .filter(|p| state == "all" || p.state == state)
-                    .map(|p| self.pull_json(p, true))
-                    .collect();
-                let per_page = query
-                    .get("per_page")
-                    .and_then(|p| p.parse().ok())
-                    .unwrap_or(30);
-                list.truncate(per_page);
-                ResponseTemplate::new(200).set_body_json(list)
-            }
-            ("POST", ["pulls"]) => {
-                let head = body["head"].as_str().unwrap_or_default().to_string();
-                if head.is_empty() || body["base"].as_str().is_none() {
-                    return error(422, "Validation Failed");
-                }
-                if self
-                    .pulls
-                    .values()
-                    .any(|p| p.head == head && !p.fork && p.state == "open")
-                {
-                    return ResponseTemplate::new(422).set_body_json(json!({
-                        "message": "Validation Failed",
-                        "errors": [{"resource": "PullRequest", "code": "custom", "message": format!("A pull request already exists for {OWNER}:{head}.")}],
-                        "documentation_url": "https://docs.github.com/rest/pulls/pulls#create-a-pull-request",
-                        "status": "422"
-                    }));
-                }
-                let number = self.next;
-                self.next += 1;
-                let mut p = Pull::new(
-                    number,
-                    &head,
-                    body["title"].as_str().unwrap_or_default().into(),
-                    body["body"].as_str().unwrap_or_default().into(),
-                );
-                p.base = body["base"].as_str().unwrap_or_default().into();
-                p.draft = body["draft"].as_bool().unwrap_or(false);
-                let v = self.pull_json(&p, false);
-                self.pulls.insert(number, p);
-                ResponseTemplate::new(201).set_body_json(v)
-            }
+            ("GET", ["pulls"]) => self.list_pulls(query),
+            ("POST", ["pulls"]) => self.create_pull(body),
             ("GET", ["pulls", _]) => match number.and_then(|n| self.pulls.get(&n)) {
                 Some(p) => ResponseTemplate::new(200).set_body_json(self.pull_json(p, false)),
                 None => error(404, "Not Found"),

@@ -285,6 +285,64 @@ impl State {
         }
     }
 
+    /// `POST /merge_requests`: refused when the branch already has an open MR of this project.
+    fn create_mr(&mut self, form: &BTreeMap<String, String>) -> ResponseTemplate {
+        let source = form.get("source_branch").cloned().unwrap_or_default();
+        if let Some(open) = self
+            .mrs
+            .values()
+            .find(|m| m.source == source && !m.fork && m.state == "opened")
+        {
+            return ResponseTemplate::new(409).set_body_json(json!({
+                "message": [format!("Another open merge request already exists for this source branch: !{}", open.iid)]
+            }));
+        }
+        let Some(title) = form.get("title") else {
+            return error(400, "400 (Bad request) \"title\" not given");
+        };
+        let iid = self.mrs.keys().max().map_or(1, |m| m + 1);
+        let mut m = Mr::new(
+            iid,
+            title.clone(),
+            form.get("description").cloned().unwrap_or_default(),
+            source,
+            form.get("target_branch").cloned().unwrap_or_default(),
+        );
+        m.labels = list(form.get("labels"));
+        let v = self.mr_json(&m, false);
+        self.mrs.insert(iid, m);
+        ResponseTemplate::new(201).set_body_json(v)
+    }
+
+    /// `PUT /merge_requests/:iid`: title, description, added labels, closing, people.
+    fn edit_mr(
+        &mut self,
+        iid: Option<u64>,
+        form: &BTreeMap<String, String>,
+        pairs: &[(String, String)],
+    ) -> ResponseTemplate {
+        let Some(m) = iid.and_then(|n| self.mrs.get_mut(&n)) else {
+            return error(404, "404 Not found");
+        };
+        if let Some(t) = form.get("title") {
+            m.title = t.clone();
+        }
+        if let Some(d) = form.get("description") {
+            m.description = d.clone();
+        }
+        for l in list(form.get("add_labels")) {
+            if !m.labels.contains(&l) {
+                m.labels.push(l);
+            }
+        }
+        if form.get("state_event").map(String::as_str) == Some("close") {
+            m.state = "closed";
+        }
+        super::gitlab_api::set_people(m, pairs);
+        let m = m.clone();
+        ResponseTemplate::new(200).set_body_json(self.mr_json(&m, false))
+    }
+
     fn route_mrs(
         &mut self,
         method: &str,
@@ -313,59 +371,12 @@ impl State {
                     .collect();
                 ResponseTemplate::new(200).set_body_json(list)
             }
-            ("POST", ["merge_requests"]) => {
-                let source = form.get("source_branch").cloned().unwrap_or_default();
-                if let Some(open) = self
-                    .mrs
-                    .values()
-                    .find(|m| m.source == source && !m.fork && m.state == "opened")
-                {
-                    return ResponseTemplate::new(409).set_body_json(json!({
-                        "message": [format!("Another open merge request already exists for this source branch: !{}", open.iid)]
-                    }));
-                }
-                let Some(title) = form.get("title") else {
-                    return error(400, "400 (Bad request) \"title\" not given");
-                };
-                let iid = self.mrs.keys().max().map_or(1, |m| m + 1);
-                let mut m = Mr::new(
-                    iid,
-                    title.clone(),
-                    form.get("description").cloned().unwrap_or_default(),
-                    source,
-                    form.get("target_branch").cloned().unwrap_or_default(),
-                );
-                m.labels = list(form.get("labels"));
-                let v = self.mr_json(&m, false);
-                self.mrs.insert(iid, m);
-                ResponseTemplate::new(201).set_body_json(v)
-            }
+            ("POST", ["merge_requests"]) => self.create_mr(form),
             ("GET", ["merge_requests", _]) => match iid.and_then(|n| self.mrs.get(&n)) {
                 Some(m) => ResponseTemplate::new(200).set_body_json(self.mr_json(m, false)),
                 None => error(404, "404 Not found"),
             },
-            ("PUT", ["merge_requests", _]) => {
-                let Some(m) = iid.and_then(|n| self.mrs.get_mut(&n)) else {
-                    return error(404, "404 Not found");
-                };
-                if let Some(t) = form.get("title") {
-                    m.title = t.clone();
-                }
-                if let Some(d) = form.get("description") {
-                    m.description = d.clone();
-                }
-                for l in list(form.get("add_labels")) {
-                    if !m.labels.contains(&l) {
-                        m.labels.push(l);
-                    }
-                }
-                if form.get("state_event").map(String::as_str) == Some("close") {
-                    m.state = "closed";
-                }
-                super::gitlab_api::set_people(m, pairs);
-                let m = m.clone();
-                ResponseTemplate::new(200).set_body_json(self.mr_json(&m, false))
-            }
+            ("PUT", ["merge_requests", _]) => self.edit_mr(iid, form, pairs),
             ("GET", ["merge_requests", _, "commits"]) => match iid.and_then(|n| self.mrs.get(&n)) {
                 Some(m) => ResponseTemplate::new(200).set_body_json(self.commits_json(m)),
                 None => error(404, "404 Not found"),

@@ -45,25 +45,7 @@ fn concurrent_runs_take_uid_ranges_of_their_own() {
         let f = first;
         std::thread::spawn(move || (run_free_base(&f, &plan, &[]), f))
     };
-    let started = Instant::now();
-    let holder = loop {
-        if let Some(pid) = processes_running(&mark).first() {
-            break *pid;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(300),
-            "the first run never held"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    let status = std::fs::read_to_string(format!("/proc/{holder}/status")).unwrap();
-    let held_uid: u32 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("Uid:"))
-        .and_then(|u| u.split_whitespace().next())
-        .unwrap()
-        .parse()
-        .unwrap();
+    let held_uid = uid_of_the_process_marked(&mark);
     let second = Fixture::new();
     let run = run_free_base(&second, &one_pr(), &[]);
     assert_eq!(run.status(0), "done", "{}", run.said());
@@ -87,6 +69,29 @@ fn concurrent_runs_take_uid_ranges_of_their_own() {
     assert_eq!(run.status(0), "done", "{}", run.said());
     assert_eq!(run.report["isolation"]["uid_base"], held_uid);
     drop(first);
+}
+
+/// The uid of the process whose command line carries `mark`, once it runs.
+fn uid_of_the_process_marked(mark: &str) -> u32 {
+    let started = Instant::now();
+    let holder = loop {
+        if let Some(pid) = processes_running(mark).first() {
+            break *pid;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(300),
+            "the first run never held"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let status = std::fs::read_to_string(format!("/proc/{holder}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))
+        .and_then(|u| u.split_whitespace().next())
+        .unwrap()
+        .parse()
+        .unwrap()
 }
 
 /// `--extra-env CACHE_TOKEN` where that variable holds the Actions runtime token: refused before
