@@ -108,14 +108,10 @@ fn yarn_upgrade_states_what_yarn_lock_did() {
         return;
     }
     let f = Fixture::new();
-    let registry = NpmRegistry::start("async");
-    registry.publish("3.2.5");
-    f.add_node_app(
-        &registry,
-        &[("async", "^3.2.5")],
+    let registry = NpmRegistry::async_app_locked_by(
+        &f,
         &[&["yarn", "install", "--ignore-scripts", "--no-progress"]],
     );
-    registry.publish("3.2.6");
     let plan = node_plan(
         "yarn",
         "yarn.lock",
@@ -262,10 +258,7 @@ fn update_within_range(
     test: &str,
 ) -> (Fixture, NpmRegistry, Run) {
     let f = Fixture::new();
-    let registry = NpmRegistry::start("async");
-    registry.publish("3.2.5");
-    f.add_node_app(&registry, &[("async", "^3.2.5")], &[lock]);
-    registry.publish("3.2.6");
+    let registry = NpmRegistry::async_app_locked_by(&f, &[lock]);
     let command = format!("{manager} update async");
     let plan = node_plan(
         manager,
@@ -295,6 +288,23 @@ fn update_within_range(
     (f, registry, run)
 }
 
+/// [`update_within_range`], landed: the PR changes package.json and the lock file, and the frozen
+/// install passes. The registry, and the lock file on the PR's branch.
+fn landed_within_range(
+    manager: &str,
+    lock: &[&str],
+    lock_file: &str,
+    test: &str,
+) -> (NpmRegistry, String) {
+    let (f, registry, run) = update_within_range(manager, lock, lock_file, test);
+    let mut files = ["package.json", lock_file];
+    files.sort_unstable();
+    assert_landed(&f, &run, 1, ("async", "3.2.5", "3.2.6"), &files.join("\n"));
+    let install = format!("{manager} install --frozen-lockfile");
+    assert_installed(&f, &run, 1, &install);
+    (registry, f.show("quartermaster/async", lock_file))
+}
+
 /// pnpm 9: `pnpm update async` moves pnpm-lock.yaml (and the range in package.json) to 3.2.6,
 /// and `pnpm test` passes. The lock names no registry, so the PR links the package's public page.
 #[test]
@@ -302,21 +312,12 @@ fn pnpm_update_states_what_pnpm_lock_did() {
     if !tool_present(&["pnpm", "--version"]) {
         return;
     }
-    let (f, _registry, run) = update_within_range(
+    let (_registry, lock) = landed_within_range(
         "pnpm",
         &["pnpm", "install", "--lockfile-only"],
         "pnpm-lock.yaml",
         "pnpm test",
     );
-    assert_landed(
-        &f,
-        &run,
-        1,
-        ("async", "3.2.5", "3.2.6"),
-        "package.json\npnpm-lock.yaml",
-    );
-    assert_installed(&f, &run, 1, "pnpm install --frozen-lockfile");
-    let lock = f.show("quartermaster/async", "pnpm-lock.yaml");
     assert!(
         lock.contains("specifier: ^3.2.6\n        version: 3.2.6\n"),
         "{lock}"
@@ -335,21 +336,12 @@ fn bun_update_states_what_bun_lock_did() {
     if !tool_present(&["bun", "--version"]) {
         return;
     }
-    let (f, registry, run) = update_within_range(
+    let (registry, lock) = landed_within_range(
         "bun",
         &["bun", "install", "--lockfile-only"],
         "bun.lock",
         "bun run test",
     );
-    assert_landed(
-        &f,
-        &run,
-        1,
-        ("async", "3.2.5", "3.2.6"),
-        "bun.lock\npackage.json",
-    );
-    assert_installed(&f, &run, 1, "bun install --frozen-lockfile");
-    let lock = f.show("quartermaster/async", "bun.lock");
     let entry = format!(
         "\"async\": [\"async@3.2.6\", \"{}async/-/async-3.2.6.tgz\", {{}}, \"sha512-",
         registry.url
@@ -366,17 +358,13 @@ fn npm_update_states_what_the_shrinkwrap_did() {
         return;
     }
     let f = Fixture::new();
-    let registry = NpmRegistry::start("async");
-    registry.publish("3.2.5");
-    f.add_node_app(
-        &registry,
-        &[("async", "^3.2.5")],
+    let registry = NpmRegistry::async_app_locked_by(
+        &f,
         &[
             &["npm", "install", "--package-lock-only"],
             &["npm", "shrinkwrap"],
         ],
     );
-    registry.publish("3.2.6");
     let plan = node_plan(
         "npm",
         "npm-shrinkwrap.json",

@@ -231,11 +231,8 @@ fn npm_update_states_a_lock_rewritten_in_another_format() {
         return;
     }
     let f = Fixture::new();
-    let registry = NpmRegistry::start("async");
-    registry.publish("3.2.5");
-    f.add_node_app(
-        &registry,
-        &[("async", "^3.2.5")],
+    let registry = NpmRegistry::async_app_locked_by(
+        &f,
         &[&[
             "npm",
             "install",
@@ -244,7 +241,6 @@ fn npm_update_states_a_lock_rewritten_in_another_format() {
             "1",
         ]],
     );
-    registry.publish("3.2.6");
     assert!(
         f.show("main", "package-lock.json")
             .contains("\"lockfileVersion\": 1,")

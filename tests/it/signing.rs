@@ -3,7 +3,13 @@
 //! anything else is caught, and the branch is not left holding it.
 
 use crate::common::*;
+use crate::on_every_forge;
 use serde_json::Value;
+
+on_every_forge!(
+    remote: forges_make_and_sign_the_verified_commit,
+    a_forge_storing_other_bytes_is_caught,
+);
 
 fn fakes_state_tamper(f: &Fixture, tamper: bool) {
     match f.backend {
@@ -41,7 +47,7 @@ fn verified_lock(f: &Fixture) -> String {
     std::fs::read_to_string(work.join("Cargo.lock")).unwrap()
 }
 
-fn signed(backend: Backend) {
+fn forges_make_and_sign_the_verified_commit(backend: Backend) {
     let f = Fixture::on(backend);
     let plan = one_pr();
     let run = f.run(&plan, &["--sign-commits"]);
@@ -87,7 +93,7 @@ fn signed(backend: Backend) {
 }
 
 /// A forge that stores other bytes than it was sent: nothing of it stays on a branch.
-fn tampered(backend: Backend) {
+fn a_forge_storing_other_bytes_is_caught(backend: Backend) {
     let f = Fixture::on(backend);
     fakes_state_tamper(&f, true);
     let run = f.run(&one_pr(), &["--sign-commits"]);
@@ -106,26 +112,6 @@ fn tampered(backend: Backend) {
     fakes_state_tamper(&f, false);
     let run = f.run(&one_pr(), &["--sign-commits"]);
     assert_eq!(run.code, 0, "{}", run.said());
-}
-
-#[test]
-fn github_makes_and_signs_the_verified_commit() {
-    signed(Backend::Github);
-}
-
-#[test]
-fn gitlab_makes_and_signs_the_verified_commit() {
-    signed(Backend::Gitlab);
-}
-
-#[test]
-fn github_storing_other_bytes_is_caught() {
-    tampered(Backend::Github);
-}
-
-#[test]
-fn gitlab_storing_other_bytes_is_caught() {
-    tampered(Backend::Gitlab);
 }
 
 /// The local forge has no API to make commits: asked to sign, the run says so and runs nothing.

@@ -279,10 +279,7 @@ fn node_and_npm_declarations_are_checked_in_the_sandbox() {
         version_of(&["npm", "--version"]),
     );
     let f = Fixture::new();
-    let registry = NpmRegistry::start("async");
-    registry.publish("3.2.5");
-    f.add_npm_app(&registry, &[("async", "^3.2.5")]);
-    registry.publish("3.2.6");
+    let registry = NpmRegistry::async_app(&f);
     let mut manifest: Value = serde_json::from_str(&f.show("main", "package.json")).unwrap();
     manifest["engines"] = json!({"node": ">=14 || ^12.22", "npm": ">=6"});
     manifest["packageManager"] = json!(format!("npm@{npm}"));

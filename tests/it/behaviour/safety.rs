@@ -276,14 +276,7 @@ fn a_missing_default_branch_stops_the_run_before_any_action() {
 #[test]
 fn no_temporary_directory_is_left_behind() {
     let f = Fixture::new();
-    let run = f.run(
-        &plan(vec![create_mr(
-            "quartermaster/cargo",
-            &[greeting(), farewell()],
-            "individual_on_failure",
-        )]),
-        &[],
-    );
+    let run = f.run(&both_updates("individual_on_failure"), &[]);
     assert_eq!(run.code, 1, "{}", run.said());
     let left: Vec<_> = std::fs::read_dir(f.tmp())
         .unwrap()

@@ -72,14 +72,7 @@ fn batch_green_opens_one_pr(backend: Backend) {
 
 fn batch_red_opens_nothing(backend: Backend) {
     let f = Fixture::on(backend);
-    let run = f.run(
-        &plan(vec![create_mr(
-            "quartermaster/cargo",
-            &[greeting(), farewell()],
-            "batch",
-        )]),
-        &[],
-    );
+    let run = f.run(&both_updates("batch"), &[]);
     assert_eq!(run.code, 1, "{}", run.said());
     assert_eq!(run.status(0), "failed");
     assert_eq!(run.reason(0), "`cargo test` failed: exit code 101; no PR");
@@ -98,14 +91,7 @@ fn batch_red_opens_nothing(backend: Backend) {
 
 fn individual_on_failure_lands_what_passes(backend: Backend) {
     let f = Fixture::on(backend);
-    let run = f.run(
-        &plan(vec![create_mr(
-            "quartermaster/cargo",
-            &[greeting(), farewell()],
-            "individual_on_failure",
-        )]),
-        &[],
-    );
+    let run = f.run(&both_updates("individual_on_failure"), &[]);
     assert_eq!(run.code, 1, "{}", run.said());
     assert_eq!(run.status(0), "partial");
     let reason = run.reason(0);

@@ -100,3 +100,13 @@ pub fn one_pr() -> Value {
 pub fn get(uri: &str) -> (String, String) {
     ("GET".into(), uri.into())
 }
+
+/// A plan of one `create_mr` on `quartermaster/cargo` with both updates (farewell's breaks the
+/// app's test), under the fallback `strategy`.
+pub fn both_updates(strategy: &str) -> Value {
+    plan(vec![create_mr(
+        "quartermaster/cargo",
+        &[greeting(), farewell()],
+        strategy,
+    )])
+}
