@@ -97,10 +97,7 @@ fn uv_lock_upgrades_one_package() {
         return;
     }
     let f = Fixture::new();
-    let index = PypiIndex::start("lib");
-    index.publish("1.0.0");
-    f.add_python_app(&index, &[("pyproject.toml", UV_PROJECT)], &["uv", "lock"]);
-    index.publish("1.0.1");
+    let index = PypiIndex::lib_app(&f, &[("pyproject.toml", UV_PROJECT)], &["uv", "lock"]);
     let branch = "quartermaster/uv-lib";
     let plan = python_plan(
         "uv",
@@ -143,10 +140,7 @@ fn uv_add_moves_a_declared_requirement() {
         return;
     }
     let f = Fixture::new();
-    let index = PypiIndex::start("lib");
-    index.publish("1.0.0");
-    f.add_python_app(&index, &[("pyproject.toml", UV_PROJECT)], &["uv", "lock"]);
-    index.publish("1.0.1");
+    let index = PypiIndex::lib_app(&f, &[("pyproject.toml", UV_PROJECT)], &["uv", "lock"]);
     let branch = "quartermaster/uv-add";
     let plan = python_plan(
         "uv",

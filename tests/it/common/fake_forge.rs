@@ -8,6 +8,29 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
+/// An issue, as both fakes keep it (GitLab's `iid` and `description` are its number and body).
+#[derive(Debug, Clone)]
+pub struct Issue {
+    pub number: u64,
+    pub state: &'static str,
+    pub title: String,
+    pub body: String,
+    pub labels: Vec<String>,
+}
+
+impl Issue {
+    /// An issue a human opened, in the forge's word for open.
+    pub fn by_a_human(number: u64, state: &'static str, labels: &[&str]) -> Self {
+        Self {
+            number,
+            state,
+            title: "A human's issue".into(),
+            body: String::new(),
+            labels: owned(labels),
+        }
+    }
+}
+
 /// A fault queued on a fake: the next `times` requests that match answer with it.
 #[derive(Debug, Clone)]
 pub struct Fault {

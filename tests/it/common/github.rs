@@ -41,16 +41,7 @@ pub struct Pull {
     pub created_at: String,
 }
 
-#[derive(Debug, Clone)]
-pub struct Issue {
-    pub number: u64,
-    pub state: &'static str,
-    pub title: String,
-    pub body: String,
-    pub labels: Vec<String>,
-}
-
-pub use super::fake_forge::Fault;
+pub use super::fake_forge::{Fault, Issue};
 
 pub struct State {
     pub token: String,

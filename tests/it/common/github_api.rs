@@ -388,16 +388,8 @@ impl State {
     pub fn seed_issue(&mut self, labels: &[&str]) -> u64 {
         let number = self.next;
         self.next += 1;
-        self.issues.insert(
-            number,
-            Issue {
-                number,
-                state: "open",
-                title: "A human's issue".into(),
-                body: String::new(),
-                labels: labels.iter().map(|l| l.to_string()).collect(),
-            },
-        );
+        self.issues
+            .insert(number, Issue::by_a_human(number, "open", labels));
         number
     }
 }

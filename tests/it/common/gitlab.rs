@@ -31,16 +31,7 @@ pub struct Mr {
     pub created_at: String,
 }
 
-#[derive(Debug, Clone)]
-pub struct Issue {
-    pub iid: u64,
-    pub state: &'static str,
-    pub title: String,
-    pub description: String,
-    pub labels: Vec<String>,
-}
-
-pub use super::fake_forge::Fault;
+pub use super::fake_forge::{Fault, Issue};
 
 pub struct State {
     pub token: String,
@@ -169,16 +160,16 @@ impl State {
             "issue"
         }]
         .clone();
-        v["iid"] = json!(i.iid);
-        v["id"] = json!(2000 + i.iid);
+        v["iid"] = json!(i.number);
+        v["id"] = json!(2000 + i.number);
         v["project_id"] = json!(PROJECT_ID);
         v["title"] = json!(i.title);
-        v["description"] = json!(i.description);
+        v["description"] = json!(i.body);
         v["state"] = json!(i.state);
         v["labels"] = json!(i.labels);
         v["web_url"] = json!(format!(
             "https://gitlab.example.com/{PROJECT_PATH}/-/issues/{}",
-            i.iid
+            i.number
         ));
         v
     }
@@ -423,10 +414,10 @@ impl State {
             ("POST", ["issues"]) => {
                 let iid = self.issues.keys().max().map_or(1, |i| i + 1);
                 let i = Issue {
-                    iid,
+                    number: iid,
                     state: "opened",
                     title: form.get("title").cloned().unwrap_or_default(),
-                    description: form.get("description").cloned().unwrap_or_default(),
+                    body: form.get("description").cloned().unwrap_or_default(),
                     labels: list(form.get("labels")),
                 };
                 let v = self.issue_json(&i, false);
@@ -442,7 +433,7 @@ impl State {
                     return error(404, "404 Not found");
                 };
                 if let Some(d) = form.get("description") {
-                    i.description = d.clone();
+                    i.body = d.clone();
                 }
                 let i = i.clone();
                 ResponseTemplate::new(200).set_body_json(self.issue_json(&i, false))
@@ -483,9 +474,9 @@ impl State {
             .values()
             .map(|i| {
                 json!({
-                    "number": i.iid, "state": if i.state == "opened" { "open" } else { i.state },
-                    "title": i.title, "body": i.description, "labels": i.labels,
-                    "comments": self.bodies(("issue", i.iid)),
+                    "number": i.number, "state": if i.state == "opened" { "open" } else { i.state },
+                    "title": i.title, "body": i.body, "labels": i.labels,
+                    "comments": self.bodies(("issue", i.number)),
                 })
             })
             .collect()
@@ -521,16 +512,8 @@ impl State {
 
     pub fn seed_issue(&mut self, labels: &[&str]) -> u64 {
         let iid = self.issues.keys().max().map_or(1, |i| i + 1);
-        self.issues.insert(
-            iid,
-            Issue {
-                iid,
-                state: "opened",
-                title: "A human's issue".into(),
-                description: String::new(),
-                labels: labels.iter().map(|l| l.to_string()).collect(),
-            },
-        );
+        self.issues
+            .insert(iid, Issue::by_a_human(iid, "opened", labels));
         iid
     }
 }
