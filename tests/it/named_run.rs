@@ -206,13 +206,9 @@ fn a_signal_after_the_claim_answers_the_plan_failed() {
     action["test_command"] = json!("make hang");
     let dir = submitted(&f, &plan(vec![action]));
     let child = f
-        .qm_process()
-        .args(["run", "--plan", "docker-agent:weekly", "--plans-dir"])
+        .local_run("docker-agent:weekly")
+        .arg("--plans-dir")
         .arg(&dir)
-        .arg("--checkout")
-        .arg(&f.checkout)
-        .args(["--remote", "origin", "--forge", "local", "--forge-dir"])
-        .arg(&f.forge)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()

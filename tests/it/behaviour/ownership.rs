@@ -268,20 +268,7 @@ fn a_branch_that_moves_while_quartermaster_works_is_not_overwritten() {
         "updates": [greeting()], "commands": [command(&greeting())], "test_command": "make pause",
         "confidence": 0.8
     });
-    let plan_path = f.write_plan(&plan(vec![update]));
-    let mut child = f
-        .qm_process()
-        .arg("run")
-        .arg("--plan")
-        .arg(&plan_path)
-        .arg("--checkout")
-        .arg(&f.checkout)
-        .args(["--remote", "origin", "--forge", "local", "--forge-dir"])
-        .arg(&f.forge)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = f.spawn_local_run(&plan(vec![update]));
     // Once the branch is committed, its tests take a while: another push lands meanwhile.
     let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
     let mut said = String::new();

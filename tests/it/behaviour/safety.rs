@@ -7,7 +7,7 @@ use crate::common;
 use crate::on_every_forge;
 use common::*;
 use serde_json::{Value, json};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 on_every_forge!(
     the_checkout_is_left_exactly_as_it_was,
@@ -296,31 +296,12 @@ fn a_cancelled_run_kills_its_command_and_restores_the_checkout() {
     let config_before = std::fs::read(f.checkout.join(".git/config")).unwrap();
     let mut action = create_mr("quartermaster/cargo", &[greeting()], "batch");
     action["test_command"] = json!("make hang");
-    let plan_path = f.write_plan(&plan(vec![action]));
-    let child = f
-        .qm_process()
-        .arg("run")
-        .arg("--plan")
-        .arg(&plan_path)
-        .arg("--checkout")
-        .arg(&f.checkout)
-        .args(["--remote", "origin", "--forge", "local", "--forge-dir"])
-        .arg(&f.forge)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let started = Instant::now();
-    let hung = loop {
-        if let Some(pid) = processes_running("sleep 1213").first() {
-            break *pid;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(120),
-            "the test never started"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let child = f.spawn_local_run(&plan(vec![action]));
+    let hung = first_process_running(
+        "sleep 1213",
+        Duration::from_secs(120),
+        "the test never started",
+    );
     // While the command runs, the credentials are hidden.
     assert_ne!(
         std::fs::read(f.checkout.join(".git/config")).unwrap(),

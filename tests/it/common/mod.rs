@@ -103,6 +103,19 @@ pub fn processes_running(needle: &str) -> Vec<u32> {
         .collect()
 }
 
+/// The first live process whose command line contains `needle`, once one runs; fails the test
+/// with `never` if none does within `within`.
+pub fn first_process_running(needle: &str, within: std::time::Duration, never: &str) -> u32 {
+    let started = std::time::Instant::now();
+    loop {
+        if let Some(pid) = processes_running(needle).first() {
+            return *pid;
+        }
+        assert!(started.elapsed() < within, "{never}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
 /// A sandbox uid base of its own for every fixture: apart per test process too, since test
 /// suites of several checkouts may run at once on one machine.
 pub fn next_uid_base() -> u32 {

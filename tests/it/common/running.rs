@@ -48,6 +48,29 @@ impl Fixture {
         cmd
     }
 
+    /// [`Fixture::qm_process`] set to `run --plan <plan>` in the checkout, on the local forge with
+    /// the remote `origin`.
+    pub fn local_run(&self, plan: impl AsRef<std::ffi::OsStr>) -> std::process::Command {
+        let mut cmd = self.qm_process();
+        cmd.arg("run")
+            .arg("--plan")
+            .arg(plan)
+            .arg("--checkout")
+            .arg(&self.checkout)
+            .args(["--remote", "origin", "--forge", "local", "--forge-dir"])
+            .arg(&self.forge);
+        cmd
+    }
+
+    /// [`Fixture::local_run`] of `plan`, started, its stdout dropped and its stderr piped.
+    pub fn spawn_local_run(&self, plan: &Value) -> std::process::Child {
+        self.local_run(self.write_plan(plan))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    }
+
     pub fn write_plan(&self, plan: &Value) -> PathBuf {
         let path = self.root.path().join("plan.json");
         std::fs::write(&path, serde_json::to_vec_pretty(plan).unwrap()).unwrap();

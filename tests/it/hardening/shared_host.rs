@@ -4,7 +4,7 @@
 
 use crate::common::*;
 use serde_json::json;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Runs `plan` in `f` with the sandbox's uid base chosen by Quartermaster, not the fixture's (an
 /// empty variable is unset).
@@ -73,17 +73,7 @@ fn concurrent_runs_take_uid_ranges_of_their_own() {
 
 /// The uid of the process whose command line carries `mark`, once it runs.
 fn uid_of_the_process_marked(mark: &str) -> u32 {
-    let started = Instant::now();
-    let holder = loop {
-        if let Some(pid) = processes_running(mark).first() {
-            break *pid;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(300),
-            "the first run never held"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    let holder = first_process_running(mark, Duration::from_secs(300), "the first run never held");
     let status = std::fs::read_to_string(format!("/proc/{holder}/status")).unwrap();
     status
         .lines()
