@@ -420,9 +420,7 @@ fn bundle_update_states_what_gemfile_lock_did() {
         return;
     }
     let f = Fixture::new();
-    let source = GemSource::start(&f, "lib");
-    source.publish("1.0.0");
-    f.add_bundle_app(&source, "~> 1.0");
+    let source = GemSource::lib_app(&f);
     source.publish("1.0.1");
     let update = |branch: &str, to: &str| {
         let mut action = async_update(branch, "bundle update lib", "1.0.0", to, "make gems");

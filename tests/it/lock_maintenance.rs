@@ -173,9 +173,7 @@ fn bundle_update_refreshes_gemfile_lock() {
         return;
     }
     let f = Fixture::new();
-    let source = GemSource::start(&f, "lib");
-    source.publish("1.0.0");
-    f.add_bundle_app(&source, "~> 1.0");
+    let source = GemSource::lib_app(&f);
     source.publish("1.0.1");
     let mut action = create_mr(
         "quartermaster/gems-lock",

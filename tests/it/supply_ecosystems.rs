@@ -251,9 +251,7 @@ fn bundler_a_too_new_version_is_refused() {
         return;
     }
     let f = Fixture::new();
-    let source = GemSource::start(&f, "lib");
-    source.publish("1.0.0");
-    f.add_bundle_app(&source, "~> 1.0");
+    let source = GemSource::lib_app(&f);
     source.publish_at("1.0.1", &hours_ago(4));
     let plan = one_update(
         "bundle",
