@@ -104,10 +104,9 @@ fn assert_installed(f: &Fixture, run: &Run, i: usize, install: &str) {
 /// `yarn test` passes, and the PR states what yarn.lock says.
 #[test]
 fn yarn_upgrade_states_what_yarn_lock_did() {
-    if !tool_present(&["yarn", "--version"]) {
+    let Some(f) = Fixture::with_tool(&["yarn", "--version"]) else {
         return;
-    }
-    let f = Fixture::new();
+    };
     let registry = NpmRegistry::async_app_locked_by(
         &f,
         &[&["yarn", "install", "--ignore-scripts", "--no-progress"]],
@@ -354,10 +353,9 @@ fn bun_update_states_what_bun_lock_did() {
 /// shrinkwrap, and the facts are read from it.
 #[test]
 fn npm_update_states_what_the_shrinkwrap_did() {
-    if !tool_present(&["npm", "--version"]) {
+    let Some(f) = Fixture::with_tool(&["npm", "--version"]) else {
         return;
-    }
-    let f = Fixture::new();
+    };
     let registry = NpmRegistry::async_app_locked_by(
         &f,
         &[
@@ -416,10 +414,9 @@ fn npm_update_states_what_the_shrinkwrap_did() {
 /// which installs the locked gems first) passes, and the PR states what Gemfile.lock says.
 #[test]
 fn bundle_update_states_what_gemfile_lock_did() {
-    if !tool_present(&["bundle", "--version"]) {
+    let Some(f) = Fixture::with_tool(&["bundle", "--version"]) else {
         return;
-    }
-    let f = Fixture::new();
+    };
     let source = GemSource::lib_app(&f);
     source.publish("1.0.1");
     let update = |branch: &str, to: &str| {

@@ -156,10 +156,9 @@ fn npm_plan(actions: Vec<serde_json::Value>) -> serde_json::Value {
 /// lands, and its PR and commit state what package-lock.json says.
 #[test]
 fn npm_update_async_states_what_the_lock_did() {
-    if !tool_present(&["npm", "--version"]) {
+    let Some(f) = Fixture::with_tool(&["npm", "--version"]) else {
         return;
-    }
-    let f = Fixture::new();
+    };
     let registry = NpmRegistry::async_app(&f);
     let plan = npm_plan(vec![
         async_update("quartermaster/async-claimed", "3.2.4", "3.2.7"),
@@ -227,10 +226,9 @@ fn npm_update_async_states_what_the_lock_did() {
 /// table, the commit message and the report too, and nothing is blocked for it.
 #[test]
 fn npm_update_states_a_lock_rewritten_in_another_format() {
-    if !tool_present(&["npm", "--version"]) {
+    let Some(f) = Fixture::with_tool(&["npm", "--version"]) else {
         return;
-    }
-    let f = Fixture::new();
+    };
     let registry = NpmRegistry::async_app_locked_by(
         &f,
         &[&[
@@ -307,10 +305,9 @@ fn go_get_cannot_add_a_module() {
 /// go.mod and go.sum only.
 #[test]
 fn go_get_states_what_go_mod_did() {
-    if !tool_present(&["go", "version"]) {
+    let Some(f) = Fixture::with_tool(&["go", "version"]) else {
         return;
-    }
-    let f = Fixture::new();
+    };
     let proxy = GoProxy::new(&f, "example.com/lib");
     proxy.publish("v1.0.0");
     f.add_go_app(&proxy, "example.com/lib", "v1.0.0");
@@ -363,10 +360,9 @@ fn go_get_states_what_go_mod_did() {
 /// no new source: the entries come from the registry the npmrc names, which the base used.
 #[test]
 fn a_major_npm_update_cannot_stay_within_range() {
-    if !tool_present(&["npm", "--version"]) {
+    let Some(f) = Fixture::with_tool(&["npm", "--version"]) else {
         return;
-    }
-    let f = Fixture::new();
+    };
     let registry = NpmRegistry::async_app(&f);
     registry.publish("4.0.0");
     let npmrc = f.npmrc(&registry);

@@ -245,10 +245,9 @@ fn test_output(run: &Run, i: usize) -> String {
 /// locked 1.0.1 from the unit's own virtualenv, and the PRs say how it was built.
 #[test]
 fn uv_tests_import_the_locked_version_not_the_operators_virtualenv() {
-    if !tool_present(&["uv", "--version"]) {
+    let Some(f) = Fixture::with_tool(&["uv", "--version"]) else {
         return;
-    }
-    let f = Fixture::new();
+    };
     let index = PypiIndex::start("lib");
     index.publish("1.0.0");
     let files = [
@@ -408,10 +407,9 @@ fn poetry_tests_import_the_locked_version_not_the_operators_virtualenv() {
 /// unit before anything runs, and npx never asks the registry for it.
 #[test]
 fn npx_runs_only_a_test_runner_the_lock_installs() {
-    if !tool_present(&["npm", "--version"]) {
+    let Some(f) = Fixture::with_tool(&["npm", "--version"]) else {
         return;
-    }
-    let f = Fixture::new();
+    };
     let registry = NpmRegistry::start("async");
     registry.publish("3.2.5");
     let cli = "#!/usr/bin/env node\nconsole.log('jest stand-in ran:', require('async/package.json').version);\n";

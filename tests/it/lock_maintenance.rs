@@ -132,10 +132,9 @@ fn split_units_run_the_refresh_only_in_the_lock_maintenance_unit() {
 /// within its range, and package.json stays as it was.
 #[test]
 fn npm_update_refreshes_package_lock_json() {
-    if !tool_present(&["npm", "--version"]) {
+    let Some(f) = Fixture::with_tool(&["npm", "--version"]) else {
         return;
-    }
-    let f = Fixture::new();
+    };
     let registry = NpmRegistry::async_app(&f);
     let mut action = create_mr(
         "quartermaster/npm-lock",
@@ -169,10 +168,9 @@ fn npm_update_refreshes_package_lock_json() {
 /// Gemfile.lock moves lib within `~> 1.0`, and the Gemfile stays as it was.
 #[test]
 fn bundle_update_refreshes_gemfile_lock() {
-    if !tool_present(&["bundle", "--version"]) {
+    let Some(f) = Fixture::with_tool(&["bundle", "--version"]) else {
         return;
-    }
-    let f = Fixture::new();
+    };
     let source = GemSource::lib_app(&f);
     source.publish("1.0.1");
     let mut action = create_mr(

@@ -93,10 +93,9 @@ const UV_PROJECT: &str = "[project]\nname = \"app\"\nversion = \"0.1.0\"\nrequir
 /// the tests run, and the PR says 1.0.0 → 1.0.1.
 #[test]
 fn uv_lock_upgrades_one_package() {
-    if !tool_present(&["uv", "--version"]) {
+    let Some(f) = Fixture::with_tool(&["uv", "--version"]) else {
         return;
-    }
-    let f = Fixture::new();
+    };
     let index = PypiIndex::lib_app(&f, &[("pyproject.toml", UV_PROJECT)], &["uv", "lock"]);
     let branch = "quartermaster/uv-lib";
     let plan = python_plan(
@@ -136,10 +135,9 @@ fn uv_lock_upgrades_one_package() {
 /// pyproject.toml and the lock move to 1.0.1, and nothing is installed.
 #[test]
 fn uv_add_moves_a_declared_requirement() {
-    if !tool_present(&["uv", "--version"]) {
+    let Some(f) = Fixture::with_tool(&["uv", "--version"]) else {
         return;
-    }
-    let f = Fixture::new();
+    };
     let index = PypiIndex::lib_app(&f, &[("pyproject.toml", UV_PROJECT)], &["uv", "lock"]);
     let branch = "quartermaster/uv-add";
     let plan = python_plan(
@@ -202,10 +200,9 @@ fn uv_add_cannot_add_a_package() {
 /// with the index in the operator's pip.conf, pins 1.0.1 with the hash of the wheel served.
 #[test]
 fn pip_compile_upgrades_requirements_txt() {
-    if !tool_present(&["pip-compile", "--version"]) {
+    let Some(f) = Fixture::with_tool(&["pip-compile", "--version"]) else {
         return;
-    }
-    let f = Fixture::new();
+    };
     let index = PypiIndex::start("lib");
     index.publish("1.0.0");
     let config = "[tool.pip-tools]\ngenerate-hashes = true\n";
@@ -262,10 +259,9 @@ const POETRY_PROJECT: &str = "[tool.poetry]\nname = \"app\"\nversion = \"0.1.0\"
 /// too, stating the lock's 1.0.0; one that claims `to` 1.0.2 fails, naming where the lock ended.
 #[test]
 fn poetry_update_states_what_the_lock_did() {
-    if !tool_present(&["poetry", "--version"]) {
+    let Some(f) = Fixture::with_tool(&["poetry", "--version"]) else {
         return;
-    }
-    let f = Fixture::new();
+    };
     let index = PypiIndex::start("lib");
     index.publish("1.0.0");
     let source = format!(
@@ -387,10 +383,9 @@ fn pip_install_says_why_it_changed_nothing() {
 /// change.
 #[test]
 fn uv_lock_upgrades_a_transitive_package() {
-    if !tool_present(&["uv", "--version"]) {
+    let Some(f) = Fixture::with_tool(&["uv", "--version"]) else {
         return;
-    }
-    let f = Fixture::new();
+    };
     let index = PypiIndex::start("lib");
     index.publish_project("leaf", "1.0.0", &[]);
     index.publish_project("lib", "1.0.0", &["leaf>=1.0"]);

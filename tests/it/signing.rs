@@ -29,15 +29,7 @@ fn api_commits(f: &Fixture) -> Vec<String> {
 
 /// `main`'s Cargo.lock with greeting moved to 1.0.1, as `cargo update` writes it here.
 fn verified_lock(f: &Fixture) -> String {
-    let work = f.root.path().join("verify");
-    sh(
-        f.root.path(),
-        &format!(
-            "git clone -q file://{} {}",
-            f.remote.display(),
-            work.display()
-        ),
-    );
+    let work = f.clone_main("verify");
     succeed(
         std::process::Command::new("cargo")
             .args(["update", "--quiet", "-p", "greeting", "--precise", "1.0.1"])

@@ -182,10 +182,9 @@ fn a_bad_policy_is_refused() {
 /// not found there, and the commands fail rather than download.
 #[test]
 fn rustup_installs_nothing_by_default() {
-    if !tool_present(&["rustup", "--version"]) {
+    let Some(f) = Fixture::with_tool(&["rustup", "--version"]) else {
         return;
-    }
-    let f = Fixture::new();
+    };
     f.commit_file(
         "main",
         "rust-toolchain.toml",
@@ -207,10 +206,9 @@ fn rustup_installs_nothing_by_default() {
 /// mismatch is recorded.
 #[test]
 fn go_fetches_no_toolchain_by_default() {
-    if !tool_present(&["go", "version"]) {
+    let Some(f) = Fixture::with_tool(&["go", "version"]) else {
         return;
-    }
-    let f = Fixture::new();
+    };
     let proxy = GoProxy::new(&f, "example.com/lib");
     proxy.publish("v1.0.0");
     f.add_go_app(&proxy, "example.com/lib", "v1.0.0");

@@ -245,16 +245,7 @@ fn pr_number(run: &Run, action: usize) -> u64 {
 
 /// A human updates packages on `main` (clone, `cargo update`, push); the new Cargo.lock.
 fn human_updates_main(f: &Fixture, packages: &[(&str, &str)]) -> String {
-    let work = f.root.path().join("human-main");
-    let _ = std::fs::remove_dir_all(&work);
-    sh(
-        f.root.path(),
-        &format!(
-            "git clone -q file://{} {}",
-            f.remote.display(),
-            work.display()
-        ),
-    );
+    let work = f.clone_main("human-main");
     for (package, version) in packages {
         succeed(
             std::process::Command::new("cargo")

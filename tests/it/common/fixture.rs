@@ -11,6 +11,12 @@ impl Fixture {
         Self::build(backend, "", TOKEN)
     }
 
+    /// A fixture for a test that drives the real tool `argv` names, or `None` where the tool
+    /// does not run here (see [`tool_present`]).
+    pub fn with_tool(argv: &[&str]) -> Option<Self> {
+        tool_present(argv).then(Self::new)
+    }
+
     /// `clone_args` go to `git clone` for the checkout (e.g. `--depth 1`); `token` is what the
     /// forge fakes accept.
     pub fn build(backend: Backend, clone_args: &str, token: &str) -> Self {

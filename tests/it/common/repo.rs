@@ -50,7 +50,7 @@ impl Fixture {
     }
 
     /// A fresh clone of the remote in the fixture, named `name`, to commit and push from.
-    pub(super) fn clone_main(&self, name: &str) -> PathBuf {
+    pub fn clone_main(&self, name: &str) -> PathBuf {
         let work = self.root.path().join(name);
         let _ = std::fs::remove_dir_all(&work);
         sh(
