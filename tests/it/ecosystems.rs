@@ -24,15 +24,6 @@ fn async_update(branch: &str, command: &str, from: &str, to: &str, test: &str) -
     })
 }
 
-/// A plan for the node app under one package manager (`ecosystem`) and its lock file.
-fn node_plan(ecosystem: &str, lock_file: &str, test: &str, actions: Vec<Value>) -> Value {
-    let mut plan = plan(actions);
-    plan["repo_context"]["ecosystems"] = json!([ecosystem]);
-    plan["repo_context"]["test_command"] = json!(test);
-    plan["repo_context"]["lock_files"] = json!([lock_file]);
-    plan
-}
-
 /// Runs `plan` with the operator's npmrc naming `registry`: every package manager of the node
 /// family reads it from the unit's HOME.
 fn run_against(f: &Fixture, registry: &NpmRegistry, plan: &Value) -> Run {
@@ -111,7 +102,7 @@ fn yarn_upgrade_states_what_yarn_lock_did() {
         &f,
         &[&["yarn", "install", "--ignore-scripts", "--no-progress"]],
     );
-    let plan = node_plan(
+    let plan = plan_tested_by(
         "yarn",
         "yarn.lock",
         "yarn test",
@@ -187,7 +178,7 @@ fn yarn_berry_add_states_what_yarn_lock_did() {
     registry.publish("3.2.5");
     f.add_berry_app(&registry, BERRY_RELEASE.as_ref(), &[("async", "^3.2.5")]);
     registry.publish("3.2.6");
-    let plan = node_plan(
+    let plan = plan_tested_by(
         "yarn",
         "yarn.lock",
         "yarn test",
@@ -259,7 +250,7 @@ fn update_within_range(
     let f = Fixture::new();
     let registry = NpmRegistry::async_app_locked_by(&f, &[lock]);
     let command = format!("{manager} update async");
-    let plan = node_plan(
+    let plan = plan_tested_by(
         manager,
         lock_file,
         test,
@@ -363,7 +354,7 @@ fn npm_update_states_what_the_shrinkwrap_did() {
             &["npm", "shrinkwrap"],
         ],
     );
-    let plan = node_plan(
+    let plan = plan_tested_by(
         "npm",
         "npm-shrinkwrap.json",
         "npm test",
@@ -425,13 +416,15 @@ fn bundle_update_states_what_gemfile_lock_did() {
         action["updates"][0]["package"] = json!("lib");
         action
     };
-    let mut plan = plan(vec![
-        update("quartermaster/lib-claimed", "1.0.2"),
-        update("quartermaster/lib", "1.0.1"),
-    ]);
-    plan["repo_context"]["ecosystems"] = json!(["bundle"]);
-    plan["repo_context"]["test_command"] = json!("make gems");
-    plan["repo_context"]["lock_files"] = json!(["Gemfile.lock"]);
+    let plan = plan_tested_by(
+        "bundle",
+        "Gemfile.lock",
+        "make gems",
+        vec![
+            update("quartermaster/lib-claimed", "1.0.2"),
+            update("quartermaster/lib", "1.0.1"),
+        ],
+    );
     let run = f.run(&plan, &[]);
     assert_eq!(run.code, 1, "{}", run.said());
     assert_eq!(run.status(0), "failed");

@@ -143,11 +143,7 @@ fn async_update(branch: &str, from: &str, to: &str) -> serde_json::Value {
 }
 
 fn npm_plan(actions: Vec<serde_json::Value>) -> serde_json::Value {
-    let mut plan = plan(actions);
-    plan["repo_context"]["ecosystems"] = json!(["npm"]);
-    plan["repo_context"]["test_command"] = json!("npm test");
-    plan["repo_context"]["lock_files"] = json!(["package-lock.json"]);
-    plan
+    plan_tested_by("npm", "package-lock.json", "npm test", actions)
 }
 
 /// The lock has async 3.2.5 from a registry stand-in on 127.0.0.1; 3.2.6 is then released, and

@@ -26,13 +26,6 @@ fn one_update(branch: &str, update: (&str, &str, &str), commands: &[&str], test:
     })
 }
 
-fn plan_for(ecosystem: &str, lock_file: &str, actions: Vec<Value>) -> Value {
-    let mut plan = plan(actions);
-    plan["repo_context"]["ecosystems"] = json!([ecosystem]);
-    plan["repo_context"]["lock_files"] = json!([lock_file]);
-    plan
-}
-
 const LOCK_NPM: [&str; 3] = ["npm", "install", "--package-lock-only"];
 const LOCK_YARN: [&str; 4] = ["yarn", "install", "--ignore-scripts", "--no-progress"];
 

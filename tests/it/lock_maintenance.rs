@@ -180,10 +180,7 @@ fn bundle_update_refreshes_gemfile_lock() {
     );
     action["commands"] = json!(["bundle update"]);
     action["test_command"] = json!("make gems");
-    let mut plan = plan(vec![action]);
-    plan["repo_context"]["ecosystems"] = json!(["bundle"]);
-    plan["repo_context"]["test_command"] = json!("make gems");
-    plan["repo_context"]["lock_files"] = json!(["Gemfile.lock"]);
+    let plan = plan_tested_by("bundle", "Gemfile.lock", "make gems", vec![action]);
     let run = f.run(&plan, &[]);
     assert_eq!(run.code, 0, "{}", run.said());
     let body = f.pulls()[0]["body"].as_str().unwrap().to_string();

@@ -24,11 +24,7 @@ fn lib_update(branch: &str, command: &str, from: &str, to: &str) -> Value {
 }
 
 fn python_plan(ecosystem: &str, lock_file: &str, actions: Vec<Value>) -> Value {
-    let mut plan = plan(actions);
-    plan["repo_context"]["ecosystems"] = json!([ecosystem]);
-    plan["repo_context"]["test_command"] = json!(TEST);
-    plan["repo_context"]["lock_files"] = json!([lock_file]);
-    plan
+    plan_tested_by(ecosystem, lock_file, TEST, actions)
 }
 
 /// Runs `plan` with the stand-in as the only index, passed to the tools with `--extra-env` (uv and

@@ -28,11 +28,7 @@ fn one_update(
     action["title"] = json!(format!("chore(deps): update {package}"));
     action["commands"] = json!([command]);
     action["test_command"] = json!(test);
-    let mut plan = plan(vec![action]);
-    plan["repo_context"]["ecosystems"] = json!([ecosystem]);
-    plan["repo_context"]["test_command"] = json!(test);
-    plan["repo_context"]["lock_files"] = json!([lock]);
-    plan
+    plan_tested_by(ecosystem, lock, test, vec![action])
 }
 
 fn npm_run(f: &Fixture, registry: &NpmRegistry, to: &str) -> Run {

@@ -294,10 +294,7 @@ fn node_and_npm_declarations_are_checked_in_the_sandbox() {
     );
     action["commands"] = json!(["npm update async"]);
     action["test_command"] = json!("npm test");
-    let mut npm_plan = plan(vec![action]);
-    npm_plan["repo_context"]["ecosystems"] = json!(["npm"]);
-    npm_plan["repo_context"]["test_command"] = json!("npm test");
-    npm_plan["repo_context"]["lock_files"] = json!(["package-lock.json"]);
+    let npm_plan = plan_tested_by("npm", "package-lock.json", "npm test", vec![action]);
     let npmrc = format!("npmrc={}", f.npmrc(&registry).display());
     let run = f.run_with(
         &npm_plan,

@@ -55,6 +55,21 @@ pub fn plan(actions: Vec<Value>) -> Value {
     })
 }
 
+/// `plan(actions)` for one ecosystem and its lock file.
+pub fn plan_for(ecosystem: &str, lock_file: &str, actions: Vec<Value>) -> Value {
+    let mut plan = plan(actions);
+    plan["repo_context"]["ecosystems"] = json!([ecosystem]);
+    plan["repo_context"]["lock_files"] = json!([lock_file]);
+    plan
+}
+
+/// [`plan_for`] a repository whose tests `test` runs.
+pub fn plan_tested_by(ecosystem: &str, lock_file: &str, test: &str, actions: Vec<Value>) -> Value {
+    let mut plan = plan_for(ecosystem, lock_file, actions);
+    plan["repo_context"]["test_command"] = json!(test);
+    plan
+}
+
 /// `value` without what differs from one run to the next: times, and the order of cargo's
 /// parallel log lines.
 pub fn strip_timings(value: &mut Value) {

@@ -22,11 +22,7 @@ fn async_update(branch: &str) -> Value {
 }
 
 fn npm_plan(actions: Vec<Value>) -> Value {
-    let mut plan = plan(actions);
-    plan["repo_context"]["ecosystems"] = json!(["npm"]);
-    plan["repo_context"]["test_command"] = json!("npm test");
-    plan["repo_context"]["lock_files"] = json!(["package-lock.json"]);
-    plan
+    plan_tested_by("npm", "package-lock.json", "npm test", actions)
 }
 
 /// Runs the async update with the operator's npmrc naming `registry`, plus `flags`.
