@@ -73,6 +73,12 @@ fn assert_landed(f: &Fixture, run: &Run, i: usize, update: (&str, &str, &str), f
     );
 }
 
+/// The second action's async 3.2.5 → 3.2.6 landed changing `files`, and `install` passed on it.
+fn assert_async_landed(f: &Fixture, run: &Run, files: &str, install: &str) {
+    assert_landed(f, run, 1, ("async", "3.2.5", "3.2.6"), files);
+    assert_installed(f, run, 1, install);
+}
+
 /// Action `i`'s tests ran on what `install` (the ecosystem's frozen install) built from the
 /// committed files, and its PR says so.
 fn assert_installed(f: &Fixture, run: &Run, i: usize, install: &str) {
@@ -136,14 +142,12 @@ fn yarn_upgrade_states_what_yarn_lock_did() {
         "{}",
         run.said()
     );
-    assert_landed(
+    assert_async_landed(
         &f,
         &run,
-        1,
-        ("async", "3.2.5", "3.2.6"),
         "package.json\nyarn.lock",
+        "yarn install --frozen-lockfile",
     );
-    assert_installed(&f, &run, 1, "yarn install --frozen-lockfile");
     assert_eq!(f.pulls().len(), 1);
     assert!(!f.branches().contains_key("quartermaster/async-unreleased"));
     let lock = f.show("quartermaster/async", "yarn.lock");
@@ -218,14 +222,12 @@ fn yarn_berry_add_states_what_yarn_lock_did() {
         "{}",
         run.said()
     );
-    assert_landed(
+    assert_async_landed(
         &f,
         &run,
-        1,
-        ("async", "3.2.5", "3.2.6"),
         ".pnp.cjs\npackage.json\nyarn.lock",
+        "yarn install --immutable",
     );
-    assert_installed(&f, &run, 1, "yarn install --immutable");
     assert!(!f.branches().contains_key("quartermaster/async-upgrade"));
     let lock = f.show("quartermaster/async", "yarn.lock");
     assert!(lock.contains("\n__metadata:\n"), "{lock}");
@@ -289,9 +291,8 @@ fn landed_within_range(
     let (f, registry, run) = update_within_range(manager, lock, lock_file, test);
     let mut files = ["package.json", lock_file];
     files.sort_unstable();
-    assert_landed(&f, &run, 1, ("async", "3.2.5", "3.2.6"), &files.join("\n"));
     let install = format!("{manager} install --frozen-lockfile");
-    assert_installed(&f, &run, 1, &install);
+    assert_async_landed(&f, &run, &files.join("\n"), &install);
     (registry, f.show("quartermaster/async", lock_file))
 }
 
@@ -381,14 +382,7 @@ fn npm_update_states_what_the_shrinkwrap_did() {
         run.reason(0),
         "[update.not_reached] `async` ended at 3.2.6 in npm-shrinkwrap.json, not at the declared 3.2.7 (it was 3.2.5): declare 3.2.6 as `to`, or use a command that reaches 3.2.7"
     );
-    assert_landed(
-        &f,
-        &run,
-        1,
-        ("async", "3.2.5", "3.2.6"),
-        "npm-shrinkwrap.json",
-    );
-    assert_installed(&f, &run, 1, "npm ci");
+    assert_async_landed(&f, &run, "npm-shrinkwrap.json", "npm ci");
     assert!(
         sh(&f.remote, "git ls-tree --name-only quartermaster/async")
             .lines()
