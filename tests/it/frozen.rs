@@ -31,14 +31,15 @@ const LOCK_YARN: [&str; 4] = ["yarn", "install", "--ignore-scripts", "--no-progr
 
 /// An app whose lock (written by `lock`) has typescript 6.0.2 and tseslint 8.0.0, whose peer range
 /// on typescript excludes 6.1.0; 6.1.0 is then released, and a plan moves typescript to it with
-/// `update typescript@6.1.0` and tests with `test`, under `ecosystem` and its lock file.
+/// `update typescript@6.1.0` and tests with `test`, under `ecosystem` and its lock file. `None`
+/// where the ecosystem's tool does not run here.
 fn peer_conflict(
     (ecosystem, lock_file): (&str, &str),
     lock: &[&str],
     update: &str,
     test: &str,
-) -> (Fixture, Run) {
-    let f = Fixture::new();
+) -> Option<(Fixture, Run)> {
+    let f = Fixture::with_tool(&[ecosystem, "--version"])?;
     let registry = NpmRegistry::start("typescript");
     registry.publish("6.0.2");
     let peer = json!({"peerDependencies": {"typescript": ">=4.8.4 <6.1.0"}});
@@ -58,7 +59,7 @@ fn peer_conflict(
     );
     let npmrc = format!("npmrc={}", f.npmrc(&registry).display());
     let run = f.run_with(&plan, &[], &[("QM_TOOL_CONFIG", &npmrc)]);
-    (f, run)
+    Some((f, run))
 }
 
 /// The commander.js case: `typescript-eslint` (here `tseslint`) has a peer range on typescript
@@ -68,15 +69,14 @@ fn peer_conflict(
 /// with npm's own message, and nothing is pushed.
 #[test]
 fn a_peer_conflict_npm_only_warned_about_fails_the_frozen_install() {
-    if !tool_present(&["npm", "--version"]) {
-        return;
-    }
-    let (f, run) = peer_conflict(
+    let Some((f, run)) = peer_conflict(
         ("npm", "package-lock.json"),
         &LOCK_NPM,
         "npm install",
         "npm test",
-    );
+    ) else {
+        return;
+    };
     assert_eq!(run.code, 1, "{}", run.said());
     assert_eq!(run.status(0), "failed");
     assert_eq!(
@@ -122,15 +122,14 @@ fn a_peer_conflict_npm_only_warned_about_fails_the_frozen_install() {
 /// accepts the lock: the PR opens, and its body shows what the update and the install warned.
 #[test]
 fn a_pr_shows_the_resolver_warnings_of_its_build() {
-    if !tool_present(&["yarn", "--version"]) {
-        return;
-    }
-    let (f, run) = peer_conflict(
+    let Some((f, run)) = peer_conflict(
         ("yarn", "yarn.lock"),
         &LOCK_YARN,
         "yarn upgrade",
         "yarn test",
-    );
+    ) else {
+        return;
+    };
     assert_eq!(run.code, 0, "{}", run.said());
     let warning = "warning \" > tseslint@8.0.0\" has incorrect peer dependency \"typescript@>=4.8.4 <6.1.0\".";
     assert_eq!(run.action(0)["commands"][0]["warnings"], json!([warning]));
