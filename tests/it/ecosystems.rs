@@ -281,34 +281,37 @@ fn update_within_range(
 }
 
 /// [`update_within_range`], landed: the PR changes package.json and the lock file, and the frozen
-/// install passes. The registry, and the lock file on the PR's branch.
+/// install passes. The registry, and the lock file on the PR's branch; `None` where `manager`
+/// does not run here.
 fn landed_within_range(
     manager: &str,
     lock: &[&str],
     lock_file: &str,
     test: &str,
-) -> (NpmRegistry, String) {
+) -> Option<(NpmRegistry, String)> {
+    if !tool_present(&[manager, "--version"]) {
+        return None;
+    }
     let (f, registry, run) = update_within_range(manager, lock, lock_file, test);
     let mut files = ["package.json", lock_file];
     files.sort_unstable();
     let install = format!("{manager} install --frozen-lockfile");
     assert_async_landed(&f, &run, &files.join("\n"), &install);
-    (registry, f.show("quartermaster/async", lock_file))
+    Some((registry, f.show("quartermaster/async", lock_file)))
 }
 
 /// pnpm 9: `pnpm update async` moves pnpm-lock.yaml (and the range in package.json) to 3.2.6,
 /// and `pnpm test` passes. The lock names no registry, so the PR links the package's public page.
 #[test]
 fn pnpm_update_states_what_pnpm_lock_did() {
-    if !tool_present(&["pnpm", "--version"]) {
-        return;
-    }
-    let (_registry, lock) = landed_within_range(
+    let Some((_registry, lock)) = landed_within_range(
         "pnpm",
         &["pnpm", "install", "--lockfile-only"],
         "pnpm-lock.yaml",
         "pnpm test",
-    );
+    ) else {
+        return;
+    };
     assert!(
         lock.contains("specifier: ^3.2.6\n        version: 3.2.6\n"),
         "{lock}"
@@ -324,15 +327,14 @@ fn pnpm_update_states_what_pnpm_lock_did() {
 /// `bun run test` passes.
 #[test]
 fn bun_update_states_what_bun_lock_did() {
-    if !tool_present(&["bun", "--version"]) {
-        return;
-    }
-    let (registry, lock) = landed_within_range(
+    let Some((registry, lock)) = landed_within_range(
         "bun",
         &["bun", "install", "--lockfile-only"],
         "bun.lock",
         "bun run test",
-    );
+    ) else {
+        return;
+    };
     let entry = format!(
         "\"async\": [\"async@3.2.6\", \"{}async/-/async-3.2.6.tgz\", {{}}, \"sha512-",
         registry.url

@@ -136,12 +136,7 @@ fn individual_on_failure_lands_what_passes(backend: Backend) {
         ),
         (Some("farewell"), Some(false), Some("failed"))
     );
-    let test_branches: Vec<&str> = run.action(0)["test"]["runs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["branch"].as_str().unwrap())
-        .collect();
+    let test_branches = run.tested_branches(0);
     assert_eq!(
         test_branches,
         vec![
@@ -166,12 +161,7 @@ fn individual_makes_one_branch_per_update(backend: Backend) {
         .push(json!("cargo update -p greeting --precise 1.0.1"));
     let run = f.run(&plan(vec![action]), &[]);
     assert_eq!(run.code, 1, "{}", run.said());
-    let tested: Vec<&str> = run.action(0)["test"]["runs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["branch"].as_str().unwrap())
-        .collect();
+    let tested = run.tested_branches(0);
     assert_eq!(
         tested,
         vec![

@@ -181,6 +181,16 @@ impl Run {
         self.action(i)["reason"].as_str().unwrap_or("?")
     }
 
+    /// The branches action `i`'s test runs were on, in order.
+    pub fn tested_branches(&self, i: usize) -> Vec<&str> {
+        self.action(i)["test"]["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["branch"].as_str().unwrap())
+            .collect()
+    }
+
     /// Progress and summary together (on GitHub Actions, progress goes to stdout).
     pub fn output(&self) -> String {
         format!("{}{}", self.stderr, self.stdout)
