@@ -168,16 +168,9 @@ fn the_engine_never_reads_a_command_string_again() {
     assert_eq!(reports[0].pull_requests[0].operation, Operation::Created);
     assert_eq!(reports[0].commands[0].command, "make bump");
     assert_eq!(reports[0].changes[0].direct[0].to.as_deref(), Some("1.0.1"));
-    let mut queried = osv.queried();
-    queried.sort();
     assert_eq!(
-        queried,
-        [
-            ("crates.io", "greeting", "1.0.0"),
-            ("crates.io", "greeting", "1.0.1")
-        ]
-        .map(|(e, n, v)| (e.to_string(), n.to_string(), v.to_string()))
-        .to_vec(),
+        osv.queried_sorted(),
+        crate::common::osv::greeting_queries(),
         "the gates ran"
     );
 }

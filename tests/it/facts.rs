@@ -304,10 +304,7 @@ fn go_get_states_what_go_mod_did() {
     let Some(f) = Fixture::with_tool(&["go", "version"]) else {
         return;
     };
-    let proxy = GoProxy::new(&f, "example.com/lib");
-    proxy.publish("v1.0.0");
-    f.add_go_app(&proxy, "example.com/lib", "v1.0.0");
-    proxy.publish("v1.0.1");
+    let proxy = GoProxy::lib_app(&f);
     let run = proxy.run_update(&f, "local");
     assert_eq!(run.code, 0, "{}", run.said());
     assert_eq!(run.status(0), "done", "{}", run.said());

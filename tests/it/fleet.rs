@@ -2,7 +2,7 @@
 //! repository other than the CI job's own (GitHub and GitLab fakes), and the GitLab example's
 //! generator turns a list of projects into a child pipeline, refusing what is not a project path.
 
-use crate::common::{Backend, Fixture, github, gitlab, one_pr};
+use crate::common::{Backend, Fixture, assert_succeeded, github, gitlab, one_pr};
 use std::process::Command;
 
 #[test]
@@ -95,11 +95,7 @@ fn generate(list: &str) -> std::process::Output {
 #[test]
 fn the_gitlab_fleet_generator_writes_two_jobs_per_project() {
     let out = generate("tools/widgets\n# retired: tools/old\n  tools/sub/gadgets  \n\n");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_succeeded(&out);
     let text = String::from_utf8(out.stdout).unwrap();
     let doc = &yaml_rust2::YamlLoader::load_from_str(&text).unwrap()[0];
     for project in ["tools/widgets", "tools/sub/gadgets"] {

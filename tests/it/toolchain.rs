@@ -209,10 +209,7 @@ fn go_fetches_no_toolchain_by_default() {
     let Some(f) = Fixture::with_tool(&["go", "version"]) else {
         return;
     };
-    let proxy = GoProxy::new(&f, "example.com/lib");
-    proxy.publish("v1.0.0");
-    f.add_go_app(&proxy, "example.com/lib", "v1.0.0");
-    proxy.publish("v1.0.1");
+    let proxy = GoProxy::lib_app(&f);
     let go_mod = f
         .show("main", "go.mod")
         .replace("go 1.19\n", "go 1.99\n\ntoolchain go1.99.0\n");

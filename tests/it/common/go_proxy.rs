@@ -16,6 +16,16 @@ pub struct GoProxy {
 }
 
 impl GoProxy {
+    /// A proxy serving example.com/lib v1.0.0, an app on the default branch requiring it, then
+    /// v1.0.1 released.
+    pub fn lib_app(fixture: &Fixture) -> Self {
+        let proxy = Self::new(fixture, "example.com/lib");
+        proxy.publish("v1.0.0");
+        fixture.add_go_app(&proxy, "example.com/lib", "v1.0.0");
+        proxy.publish("v1.0.1");
+        proxy
+    }
+
     /// A proxy in `fixture`'s root serving the module `module` with no version yet.
     pub fn new(fixture: &Fixture, module: &str) -> Self {
         let dir = fixture.root.path().canonicalize().unwrap().join("goproxy");

@@ -155,6 +155,15 @@ pub fn succeed(command: &mut std::process::Command) {
     );
 }
 
+/// Fails the test, with what it printed on stderr, unless the process `out` is from succeeded.
+pub fn assert_succeeded(out: &std::process::Output) {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// Whether `argv` (a tool asked for its version) runs here.
 pub fn runs(argv: &[&str]) -> bool {
     std::process::Command::new(argv[0])
