@@ -1,6 +1,7 @@
 //! The `Forge` conformance suite: one behavioural contract, run in-process against the local forge
 //! and against the GitHub and GitLab adapters talking to HTTP fakes of their APIs.
 
+use crate::common::fake_forge::Seed;
 use crate::common::{TOKEN, github, gitlab, sh};
 use quartermaster::forge::github::{GithubForge, GithubSettings};
 use quartermaster::forge::gitlab::{GitlabForge, GitlabSettings};

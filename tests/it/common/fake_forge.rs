@@ -31,6 +31,21 @@ impl Issue {
     }
 }
 
+/// What humans opened, seeded into a fake.
+pub trait Seed {
+    /// A PR (an MR on GitLab) a human opened from `head`, with `labels`; its number.
+    fn seed_pull(&mut self, head: &str, labels: &[&str]) -> u64;
+    /// Says PR `number` comes from a fork.
+    fn mark_fork(&mut self, number: u64);
+
+    /// A PR from a fork whose branch has the same name as one of ours.
+    fn seed_fork_pull(&mut self, head: &str, labels: &[&str]) -> u64 {
+        let number = self.seed_pull(head, labels);
+        self.mark_fork(number);
+        number
+    }
+}
+
 /// A fault queued on a fake: the next `times` requests that match answer with it.
 #[derive(Debug, Clone)]
 pub struct Fault {

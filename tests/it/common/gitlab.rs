@@ -3,7 +3,7 @@
 //! numbers, branches, labels and bodies. MRs and issues are numbered separately, as on GitLab. MR
 //! commits come from the real git repository the branches are pushed to.
 
-use super::fake_forge::{Api, FakeForge, Page, header, query, templates, uri};
+use super::fake_forge::{Api, FakeForge, Page, Seed, header, owned, query, templates, uri};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -489,7 +489,16 @@ impl State {
             .unwrap_or_default()
     }
 
-    pub fn seed_pull(&mut self, head: &str, labels: &[&str]) -> u64 {
+    pub fn seed_issue(&mut self, labels: &[&str]) -> u64 {
+        let iid = self.issues.keys().max().map_or(1, |i| i + 1);
+        self.issues
+            .insert(iid, Issue::by_a_human(iid, "opened", labels));
+        iid
+    }
+}
+
+impl Seed for State {
+    fn seed_pull(&mut self, head: &str, labels: &[&str]) -> u64 {
         let iid = self.mrs.keys().max().map_or(1, |m| m + 1);
         let mut m = Mr::new(
             iid,
@@ -498,22 +507,12 @@ impl State {
             head.into(),
             "main".into(),
         );
-        m.labels = labels.iter().map(|l| l.to_string()).collect();
+        m.labels = owned(labels);
         self.mrs.insert(iid, m);
         iid
     }
 
-    /// An MR from a fork whose branch has the same name as one of ours.
-    pub fn seed_fork_pull(&mut self, head: &str, labels: &[&str]) -> u64 {
-        let iid = self.seed_pull(head, labels);
+    fn mark_fork(&mut self, iid: u64) {
         self.mrs.get_mut(&iid).unwrap().fork = true;
-        iid
-    }
-
-    pub fn seed_issue(&mut self, labels: &[&str]) -> u64 {
-        let iid = self.issues.keys().max().map_or(1, |i| i + 1);
-        self.issues
-            .insert(iid, Issue::by_a_human(iid, "opened", labels));
-        iid
     }
 }

@@ -1,5 +1,6 @@
 //! What a fixture's forge holds and was asked, whichever forge it is.
 
+use super::fake_forge::Seed;
 use super::*;
 
 impl Fixture {
