@@ -113,6 +113,18 @@ pub(super) fn error(status: u16, message: &str) -> ResponseTemplate {
     }))
 }
 
+/// A request to the repository's API, as the routes take it.
+#[derive(Clone, Copy)]
+struct Call<'a> {
+    method: &'a str,
+    /// The path below `/repos/{owner}/{repo}`, by segment.
+    parts: &'a [&'a str],
+    /// The number in the second segment, if any.
+    number: Option<u64>,
+    query: &'a BTreeMap<String, String>,
+    body: &'a Value,
+}
+
 impl Api for State {
     fn refuse(&self, request: &Request) -> Option<ResponseTemplate> {
         (header(request, "authorization") != format!("Bearer {}", self.token))
@@ -277,13 +289,20 @@ impl State {
         };
         let parts: Vec<&str> = rest.split('/').filter(|p| !p.is_empty()).collect();
         let number = parts.get(1).and_then(|n| n.parse::<u64>().ok());
+        let call = Call {
+            method,
+            parts: &parts,
+            number,
+            query,
+            body,
+        };
         match (method, parts.as_slice()) {
-            (_, ["pulls", ..]) => self.route_pulls(method, &parts, number, query, body),
+            (_, ["pulls", ..]) => self.route_pulls(call),
             (_, ["issues", _, "comments"]) => {
                 let next = format!("{base}{path}");
                 self.route_comments(method, number, query, body, &next)
             }
-            (_, ["issues", ..]) => self.route_issues(method, &parts, number, query, body),
+            (_, ["issues", ..]) => self.route_issues(call),
             _ => self.route_git_and_people(method, &parts, body),
         }
     }
@@ -344,14 +363,14 @@ impl State {
         ResponseTemplate::new(201).set_body_json(v)
     }
 
-    fn route_pulls(
-        &mut self,
-        method: &str,
-        parts: &[&str],
-        number: Option<u64>,
-        query: &BTreeMap<String, String>,
-        body: &Value,
-    ) -> ResponseTemplate {
+    fn route_pulls(&mut self, call: Call) -> ResponseTemplate {
+        let Call {
+            method,
+            parts,
+            number,
+            query,
+            body,
+        } = call;
         match (method, parts) {
             ("GET", ["pulls"]) => self.list_pulls(query),
             ("POST", ["pulls"]) => self.create_pull(body),
@@ -383,14 +402,14 @@ impl State {
         }
     }
 
-    fn route_issues(
-        &mut self,
-        method: &str,
-        parts: &[&str],
-        number: Option<u64>,
-        query: &BTreeMap<String, String>,
-        body: &Value,
-    ) -> ResponseTemplate {
+    fn route_issues(&mut self, call: Call) -> ResponseTemplate {
+        let Call {
+            method,
+            parts,
+            number,
+            query,
+            body,
+        } = call;
         match (method, parts) {
             ("GET", ["issues"]) => {
                 let labels: Vec<String> = query
