@@ -125,6 +125,20 @@ struct Call<'a> {
     body: &'a Value,
 }
 
+impl<'a> Call<'a> {
+    fn fields(
+        self,
+    ) -> (
+        &'a str,
+        &'a [&'a str],
+        Option<u64>,
+        &'a BTreeMap<String, String>,
+        &'a Value,
+    ) {
+        (self.method, self.parts, self.number, self.query, self.body)
+    }
+}
+
 impl Api for State {
     fn refuse(&self, request: &Request) -> Option<ResponseTemplate> {
         (header(request, "authorization") != format!("Bearer {}", self.token))
@@ -364,13 +378,7 @@ impl State {
     }
 
     fn route_pulls(&mut self, call: Call) -> ResponseTemplate {
-        let Call {
-            method,
-            parts,
-            number,
-            query,
-            body,
-        } = call;
+        let (method, parts, number, query, body) = call.fields();
         match (method, parts) {
             ("GET", ["pulls"]) => self.list_pulls(query),
             ("POST", ["pulls"]) => self.create_pull(body),
@@ -403,13 +411,7 @@ impl State {
     }
 
     fn route_issues(&mut self, call: Call) -> ResponseTemplate {
-        let Call {
-            method,
-            parts,
-            number,
-            query,
-            body,
-        } = call;
+        let (method, parts, number, query, body) = call.fields();
         match (method, parts) {
             ("GET", ["issues"]) => {
                 let labels: Vec<String> = query
