@@ -102,15 +102,9 @@ fn the_report_says_what_finished(f: &Fixture, report: &Value) {
 
 /// The test command that hangs, once it runs.
 fn hanging_test() -> u32 {
-    let started = Instant::now();
-    loop {
-        if let Some(pid) = processes_running("sleep 1213").first() {
-            return *pid;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(180),
-            "the test never started"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    first_process_running(
+        "sleep 1213",
+        Duration::from_secs(180),
+        "the test never started",
+    )
 }

@@ -1,6 +1,7 @@
 //! The `Forge` conformance suite: one behavioural contract, run in-process against the local forge
 //! and against the GitHub and GitLab adapters talking to HTTP fakes of their APIs.
 
+use crate::common::fake_forge::Seed;
 use crate::common::{TOKEN, github, gitlab, sh};
 use quartermaster::forge::github::{GithubForge, GithubSettings};
 use quartermaster::forge::gitlab::{GitlabForge, GitlabSettings};
@@ -358,12 +359,8 @@ async fn the_github_adapter_keeps_the_contract() {
         .state
         .lock()
         .unwrap()
-        .seed_fork_pull("quartermaster/y", &["quartermaster"]);
-    assert!(forge.pull_request(fork).await.unwrap().unwrap().from_fork);
-    assert_eq!(
-        forge.find_pull_request("quartermaster/y").await.unwrap(),
-        None
-    );
+        .seed_fork_pull(FORK_BRANCH, &["quartermaster"]);
+    a_fork_pr_is_not_the_branchs(&forge, fork).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -386,10 +383,15 @@ async fn the_gitlab_adapter_keeps_the_contract() {
         .state
         .lock()
         .unwrap()
-        .seed_fork_pull("quartermaster/y", &["quartermaster"]);
+        .seed_fork_pull(FORK_BRANCH, &["quartermaster"]);
+    a_fork_pr_is_not_the_branchs(&forge, fork).await;
+}
+
+/// The branch a fork's PR comes from, named like Quartermaster's.
+const FORK_BRANCH: &str = "quartermaster/y";
+
+/// The fork's PR `fork` says it is one, and is never found as the PR of Quartermaster's branch.
+async fn a_fork_pr_is_not_the_branchs(forge: &impl Forge, fork: u64) {
     assert!(forge.pull_request(fork).await.unwrap().unwrap().from_fork);
-    assert_eq!(
-        forge.find_pull_request("quartermaster/y").await.unwrap(),
-        None
-    );
+    assert_eq!(forge.find_pull_request(FORK_BRANCH).await.unwrap(), None);
 }

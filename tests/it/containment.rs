@@ -31,16 +31,69 @@ fn at_the_uid_level_a_test_command_reaches_nothing_after_it() {
 fn attack_then_inspect(extra: &[&str]) -> String {
     let f = Fixture::new();
     let mark = format!("qmmark{}", f.uid_base);
+    let files = runner_files(&f);
+    commit_the_attack(&f, &mark, &files);
+    let main = f.branches()["main"].clone();
+
+    let watcher = Watcher::start(&mark);
+    let run = run_attack_and_inspect(&f, &files, extra);
+    std::thread::sleep(Duration::from_millis(500));
+    let seen = watcher.stop();
+
+    let level = run.report["isolation"]["level"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert_eq!(run.status(0), "done", "{level}: {}", run.said());
+    assert_eq!(run.status(1), "done", "{level}: {}", run.said());
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        assert!(
+            !text.contains("EVIL"),
+            "{level}: a command wrote to {file}: {text}"
+        );
+    }
+    assert_eq!(
+        sh(&f.remote, "git rev-parse quartermaster/a^"),
+        main,
+        "{level}: the pushed branch is the checked commit on main"
+    );
+    let first_inspect = seen
+        .iter()
+        .find(|(k, _)| k == "inspect")
+        .map(|(_, t)| *t)
+        .expect("the watcher saw the next command");
+    let late: Vec<&String> = seen
+        .iter()
+        .filter(|(k, t)| k != "inspect" && *t >= first_inspect)
+        .map(|(k, _)| k)
+        .collect();
+    assert!(
+        late.is_empty(),
+        "{level}: still running when the next command started: {late:?}"
+    );
+    assert!(processes_running(&format!("{mark}chain")).is_empty());
+    assert!(processes_running(&format!("{mark}survivor")).is_empty());
+    level
+}
+
+/// The runner's file commands (`GITHUB_ENV` ... `GITHUB_STEP_SUMMARY`), empty.
+fn runner_files(f: &Fixture) -> Vec<String> {
     let gh = f.root.path().join("gh");
     std::fs::create_dir_all(&gh).unwrap();
-    let files: Vec<String> = ["env", "path", "output", "state", "step_summary"]
+    ["env", "path", "output", "state", "step_summary"]
         .iter()
         .map(|n| {
             let p = gh.join(n);
             std::fs::write(&p, "").unwrap();
             p.display().to_string()
         })
-        .collect();
+        .collect()
+}
+
+/// Commits a `setsid` chain script and a Makefile whose `attack` target does its worst and whose
+/// `inspect` target fails on anything the attack left.
+fn commit_the_attack(f: &Fixture, mark: &str, files: &[String]) {
     let chain =
         format!("d=${{1:-0}}\n( sleep 0.05; exec sh \"$0\" $((d+1)) {mark}chain ) &\nsleep 0.2\n");
     let makefile = format!(
@@ -66,26 +119,10 @@ fn attack_then_inspect(extra: &[&str]) -> String {
     f.commit_file("main", "chain.sh", &chain);
     f.commit_file("main", "Makefile", &makefile);
     sh(&f.checkout, "git pull -q");
-    let main = f.branches()["main"].clone();
+}
 
-    // Sightings of each marked process, from outside every sandbox.
-    let seen: Arc<Mutex<Vec<(String, Instant)>>> = Arc::default();
-    let stop = Arc::new(AtomicBool::new(false));
-    let watcher = {
-        let (seen, stop, mark) = (seen.clone(), stop.clone(), mark.clone());
-        std::thread::spawn(move || {
-            while !stop.load(Ordering::SeqCst) {
-                for kind in ["chain", "survivor", "inspect"] {
-                    if !processes_running(&format!("{mark}{kind}")).is_empty() {
-                        seen.lock()
-                            .unwrap()
-                            .push((kind.to_string(), Instant::now()));
-                    }
-                }
-                std::thread::sleep(Duration::from_millis(10));
-            }
-        })
-    };
+/// Runs the attacking unit, then the inspecting one, with the runner's file commands set.
+fn run_attack_and_inspect(f: &Fixture, files: &[String], extra: &[&str]) -> Run {
     let mut attack = create_mr("quartermaster/a", &[greeting()], "batch");
     attack["commands"] = json!(["make bump-greeting"]);
     attack["test_command"] = json!("make attack");
@@ -108,47 +145,43 @@ fn attack_then_inspect(extra: &[&str]) -> String {
         ("GITHUB_STATE", &files[3]),
         ("GITHUB_STEP_SUMMARY", &files[4]),
     ];
-    let run = f.run_with(&plan(vec![attack, inspect]), &flags, &env);
-    std::thread::sleep(Duration::from_millis(500));
-    stop.store(true, Ordering::SeqCst);
-    watcher.join().unwrap();
+    f.run_with(&plan(vec![attack, inspect]), &flags, &env)
+}
 
-    let level = run.report["isolation"]["level"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
-    assert_eq!(run.status(0), "done", "{level}: {}", run.said());
-    assert_eq!(run.status(1), "done", "{level}: {}", run.said());
-    for file in &files {
-        let text = std::fs::read_to_string(file).unwrap();
-        assert!(
-            !text.contains("EVIL"),
-            "{level}: a command wrote to {file}: {text}"
-        );
+/// Sightings of each marked process, from outside every sandbox.
+struct Watcher {
+    seen: Arc<Mutex<Vec<(String, Instant)>>>,
+    stop: Arc<AtomicBool>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl Watcher {
+    fn start(mark: &str) -> Self {
+        let seen: Arc<Mutex<Vec<(String, Instant)>>> = Arc::default();
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread = {
+            let (seen, stop, mark) = (seen.clone(), stop.clone(), mark.to_string());
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::SeqCst) {
+                    for kind in ["chain", "survivor", "inspect"] {
+                        if !processes_running(&format!("{mark}{kind}")).is_empty() {
+                            seen.lock()
+                                .unwrap()
+                                .push((kind.to_string(), Instant::now()));
+                        }
+                    }
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+            })
+        };
+        Self { seen, stop, thread }
     }
-    assert_eq!(
-        sh(&f.remote, "git rev-parse quartermaster/a^"),
-        main,
-        "{level}: the pushed branch is the checked commit on main"
-    );
-    let seen = seen.lock().unwrap();
-    let first_inspect = seen
-        .iter()
-        .find(|(k, _)| k == "inspect")
-        .map(|(_, t)| *t)
-        .expect("the watcher saw the next command");
-    let late: Vec<&String> = seen
-        .iter()
-        .filter(|(k, t)| k != "inspect" && *t >= first_inspect)
-        .map(|(k, _)| k)
-        .collect();
-    assert!(
-        late.is_empty(),
-        "{level}: still running when the next command started: {late:?}"
-    );
-    assert!(processes_running(&format!("{mark}chain")).is_empty());
-    assert!(processes_running(&format!("{mark}survivor")).is_empty());
-    level
+
+    fn stop(self) -> Vec<(String, Instant)> {
+        self.stop.store(true, Ordering::SeqCst);
+        self.thread.join().unwrap();
+        std::mem::take(&mut *self.seen.lock().unwrap())
+    }
 }
 
 /// Two units at once, at the strongest level: one's test command reaches for the other's

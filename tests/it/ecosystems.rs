@@ -24,15 +24,6 @@ fn async_update(branch: &str, command: &str, from: &str, to: &str, test: &str) -
     })
 }
 
-/// A plan for the node app under one package manager (`ecosystem`) and its lock file.
-fn node_plan(ecosystem: &str, lock_file: &str, test: &str, actions: Vec<Value>) -> Value {
-    let mut plan = plan(actions);
-    plan["repo_context"]["ecosystems"] = json!([ecosystem]);
-    plan["repo_context"]["test_command"] = json!(test);
-    plan["repo_context"]["lock_files"] = json!([lock_file]);
-    plan
-}
-
 /// Runs `plan` with the operator's npmrc naming `registry`: every package manager of the node
 /// family reads it from the unit's HOME.
 fn run_against(f: &Fixture, registry: &NpmRegistry, plan: &Value) -> Run {
@@ -82,6 +73,12 @@ fn assert_landed(f: &Fixture, run: &Run, i: usize, update: (&str, &str, &str), f
     );
 }
 
+/// The second action's async 3.2.5 → 3.2.6 landed changing `files`, and `install` passed on it.
+fn assert_async_landed(f: &Fixture, run: &Run, files: &str, install: &str) {
+    assert_landed(f, run, 1, ("async", "3.2.5", "3.2.6"), files);
+    assert_installed(f, run, 1, install);
+}
+
 /// Action `i`'s tests ran on what `install` (the ecosystem's frozen install) built from the
 /// committed files, and its PR says so.
 fn assert_installed(f: &Fixture, run: &Run, i: usize, install: &str) {
@@ -104,19 +101,14 @@ fn assert_installed(f: &Fixture, run: &Run, i: usize, install: &str) {
 /// `yarn test` passes, and the PR states what yarn.lock says.
 #[test]
 fn yarn_upgrade_states_what_yarn_lock_did() {
-    if !tool_present(&["yarn", "--version"]) {
+    let Some(f) = Fixture::with_tool(&["yarn", "--version"]) else {
         return;
-    }
-    let f = Fixture::new();
-    let registry = NpmRegistry::start("async");
-    registry.publish("3.2.5");
-    f.add_node_app(
-        &registry,
-        &[("async", "^3.2.5")],
+    };
+    let registry = NpmRegistry::async_app_locked_by(
+        &f,
         &[&["yarn", "install", "--ignore-scripts", "--no-progress"]],
     );
-    registry.publish("3.2.6");
-    let plan = node_plan(
+    let plan = plan_tested_by(
         "yarn",
         "yarn.lock",
         "yarn test",
@@ -150,14 +142,12 @@ fn yarn_upgrade_states_what_yarn_lock_did() {
         "{}",
         run.said()
     );
-    assert_landed(
+    assert_async_landed(
         &f,
         &run,
-        1,
-        ("async", "3.2.5", "3.2.6"),
         "package.json\nyarn.lock",
+        "yarn install --frozen-lockfile",
     );
-    assert_installed(&f, &run, 1, "yarn install --frozen-lockfile");
     assert_eq!(f.pulls().len(), 1);
     assert!(!f.branches().contains_key("quartermaster/async-unreleased"));
     let lock = f.show("quartermaster/async", "yarn.lock");
@@ -192,7 +182,7 @@ fn yarn_berry_add_states_what_yarn_lock_did() {
     registry.publish("3.2.5");
     f.add_berry_app(&registry, BERRY_RELEASE.as_ref(), &[("async", "^3.2.5")]);
     registry.publish("3.2.6");
-    let plan = node_plan(
+    let plan = plan_tested_by(
         "yarn",
         "yarn.lock",
         "yarn test",
@@ -232,14 +222,12 @@ fn yarn_berry_add_states_what_yarn_lock_did() {
         "{}",
         run.said()
     );
-    assert_landed(
+    assert_async_landed(
         &f,
         &run,
-        1,
-        ("async", "3.2.5", "3.2.6"),
         ".pnp.cjs\npackage.json\nyarn.lock",
+        "yarn install --immutable",
     );
-    assert_installed(&f, &run, 1, "yarn install --immutable");
     assert!(!f.branches().contains_key("quartermaster/async-upgrade"));
     let lock = f.show("quartermaster/async", "yarn.lock");
     assert!(lock.contains("\n__metadata:\n"), "{lock}");
@@ -262,12 +250,9 @@ fn update_within_range(
     test: &str,
 ) -> (Fixture, NpmRegistry, Run) {
     let f = Fixture::new();
-    let registry = NpmRegistry::start("async");
-    registry.publish("3.2.5");
-    f.add_node_app(&registry, &[("async", "^3.2.5")], &[lock]);
-    registry.publish("3.2.6");
+    let registry = NpmRegistry::async_app_locked_by(&f, &[lock]);
     let command = format!("{manager} update async");
-    let plan = node_plan(
+    let plan = plan_tested_by(
         manager,
         lock_file,
         test,
@@ -295,28 +280,38 @@ fn update_within_range(
     (f, registry, run)
 }
 
+/// [`update_within_range`], landed: the PR changes package.json and the lock file, and the frozen
+/// install passes. The registry, and the lock file on the PR's branch; `None` where `manager`
+/// does not run here.
+fn landed_within_range(
+    manager: &str,
+    lock: &[&str],
+    lock_file: &str,
+    test: &str,
+) -> Option<(NpmRegistry, String)> {
+    if !tool_present(&[manager, "--version"]) {
+        return None;
+    }
+    let (f, registry, run) = update_within_range(manager, lock, lock_file, test);
+    let mut files = ["package.json", lock_file];
+    files.sort_unstable();
+    let install = format!("{manager} install --frozen-lockfile");
+    assert_async_landed(&f, &run, &files.join("\n"), &install);
+    Some((registry, f.show("quartermaster/async", lock_file)))
+}
+
 /// pnpm 9: `pnpm update async` moves pnpm-lock.yaml (and the range in package.json) to 3.2.6,
 /// and `pnpm test` passes. The lock names no registry, so the PR links the package's public page.
 #[test]
 fn pnpm_update_states_what_pnpm_lock_did() {
-    if !tool_present(&["pnpm", "--version"]) {
-        return;
-    }
-    let (f, _registry, run) = update_within_range(
+    let Some((_registry, lock)) = landed_within_range(
         "pnpm",
         &["pnpm", "install", "--lockfile-only"],
         "pnpm-lock.yaml",
         "pnpm test",
-    );
-    assert_landed(
-        &f,
-        &run,
-        1,
-        ("async", "3.2.5", "3.2.6"),
-        "package.json\npnpm-lock.yaml",
-    );
-    assert_installed(&f, &run, 1, "pnpm install --frozen-lockfile");
-    let lock = f.show("quartermaster/async", "pnpm-lock.yaml");
+    ) else {
+        return;
+    };
     assert!(
         lock.contains("specifier: ^3.2.6\n        version: 3.2.6\n"),
         "{lock}"
@@ -332,24 +327,14 @@ fn pnpm_update_states_what_pnpm_lock_did() {
 /// `bun run test` passes.
 #[test]
 fn bun_update_states_what_bun_lock_did() {
-    if !tool_present(&["bun", "--version"]) {
-        return;
-    }
-    let (f, registry, run) = update_within_range(
+    let Some((registry, lock)) = landed_within_range(
         "bun",
         &["bun", "install", "--lockfile-only"],
         "bun.lock",
         "bun run test",
-    );
-    assert_landed(
-        &f,
-        &run,
-        1,
-        ("async", "3.2.5", "3.2.6"),
-        "bun.lock\npackage.json",
-    );
-    assert_installed(&f, &run, 1, "bun install --frozen-lockfile");
-    let lock = f.show("quartermaster/async", "bun.lock");
+    ) else {
+        return;
+    };
     let entry = format!(
         "\"async\": [\"async@3.2.6\", \"{}async/-/async-3.2.6.tgz\", {{}}, \"sha512-",
         registry.url
@@ -362,22 +347,17 @@ fn bun_update_states_what_bun_lock_did() {
 /// shrinkwrap, and the facts are read from it.
 #[test]
 fn npm_update_states_what_the_shrinkwrap_did() {
-    if !tool_present(&["npm", "--version"]) {
+    let Some(f) = Fixture::with_tool(&["npm", "--version"]) else {
         return;
-    }
-    let f = Fixture::new();
-    let registry = NpmRegistry::start("async");
-    registry.publish("3.2.5");
-    f.add_node_app(
-        &registry,
-        &[("async", "^3.2.5")],
+    };
+    let registry = NpmRegistry::async_app_locked_by(
+        &f,
         &[
             &["npm", "install", "--package-lock-only"],
             &["npm", "shrinkwrap"],
         ],
     );
-    registry.publish("3.2.6");
-    let plan = node_plan(
+    let plan = plan_tested_by(
         "npm",
         "npm-shrinkwrap.json",
         "npm test",
@@ -404,14 +384,7 @@ fn npm_update_states_what_the_shrinkwrap_did() {
         run.reason(0),
         "[update.not_reached] `async` ended at 3.2.6 in npm-shrinkwrap.json, not at the declared 3.2.7 (it was 3.2.5): declare 3.2.6 as `to`, or use a command that reaches 3.2.7"
     );
-    assert_landed(
-        &f,
-        &run,
-        1,
-        ("async", "3.2.5", "3.2.6"),
-        "npm-shrinkwrap.json",
-    );
-    assert_installed(&f, &run, 1, "npm ci");
+    assert_async_landed(&f, &run, "npm-shrinkwrap.json", "npm ci");
     assert!(
         sh(&f.remote, "git ls-tree --name-only quartermaster/async")
             .lines()
@@ -428,13 +401,10 @@ fn npm_update_states_what_the_shrinkwrap_did() {
 /// which installs the locked gems first) passes, and the PR states what Gemfile.lock says.
 #[test]
 fn bundle_update_states_what_gemfile_lock_did() {
-    if !tool_present(&["bundle", "--version"]) {
+    let Some(f) = Fixture::with_tool(&["bundle", "--version"]) else {
         return;
-    }
-    let f = Fixture::new();
-    let source = GemSource::start(&f, "lib");
-    source.publish("1.0.0");
-    f.add_bundle_app(&source, "~> 1.0");
+    };
+    let source = GemSource::lib_app(&f);
     source.publish("1.0.1");
     let update = |branch: &str, to: &str| {
         let mut action = async_update(branch, "bundle update lib", "1.0.0", to, "make gems");
@@ -442,13 +412,15 @@ fn bundle_update_states_what_gemfile_lock_did() {
         action["updates"][0]["package"] = json!("lib");
         action
     };
-    let mut plan = plan(vec![
-        update("quartermaster/lib-claimed", "1.0.2"),
-        update("quartermaster/lib", "1.0.1"),
-    ]);
-    plan["repo_context"]["ecosystems"] = json!(["bundle"]);
-    plan["repo_context"]["test_command"] = json!("make gems");
-    plan["repo_context"]["lock_files"] = json!(["Gemfile.lock"]);
+    let plan = plan_tested_by(
+        "bundle",
+        "Gemfile.lock",
+        "make gems",
+        vec![
+            update("quartermaster/lib-claimed", "1.0.2"),
+            update("quartermaster/lib", "1.0.1"),
+        ],
+    );
     let run = f.run(&plan, &[]);
     assert_eq!(run.code, 1, "{}", run.said());
     assert_eq!(run.status(0), "failed");

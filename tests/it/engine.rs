@@ -41,6 +41,20 @@ fn git(dir: &Path, args: &[&str]) {
     assert!(status.success(), "git {args:?}");
 }
 
+/// Commits `seed` (a directory under `root`) as `main` and clones it to a bare remote there.
+fn bare_remote_of(root: &Path, seed: &Path) -> std::path::PathBuf {
+    git(seed, &["init", "-q", "-b", "main"]);
+    git(seed, &["add", "."]);
+    git(seed, &["commit", "-q", "-m", "seed"]);
+    let bare = root.join("remote.git");
+    let name = seed.file_name().unwrap().to_str().unwrap();
+    git(
+        root,
+        &["clone", "-q", "--bare", name, bare.to_str().unwrap()],
+    );
+    bare
+}
+
 /// A bare remote whose `main` holds a cargo project locked at greeting 1.0.0 and a Makefile:
 /// `bump` moves the lock to 1.0.1, `check` passes once it did.
 fn remote(root: &Path) -> std::path::PathBuf {
@@ -53,15 +67,7 @@ fn remote(root: &Path) -> std::path::PathBuf {
         "bump:\n\tsed -i 's/1.0.0/1.0.1/' Cargo.lock\ncheck:\n\tgrep -q 1.0.1 Cargo.lock\n",
     )
     .unwrap();
-    git(&seed, &["init", "-q", "-b", "main"]);
-    git(&seed, &["add", "."]);
-    git(&seed, &["commit", "-q", "-m", "seed"]);
-    let bare = root.join("remote.git");
-    git(
-        root,
-        &["clone", "-q", "--bare", "seed", bare.to_str().unwrap()],
-    );
-    bare
+    bare_remote_of(root, &seed)
 }
 
 /// The engine's own behaviour is tested here: the gates ask the fixture's OSV stand-in, and the
@@ -162,16 +168,9 @@ fn the_engine_never_reads_a_command_string_again() {
     assert_eq!(reports[0].pull_requests[0].operation, Operation::Created);
     assert_eq!(reports[0].commands[0].command, "make bump");
     assert_eq!(reports[0].changes[0].direct[0].to.as_deref(), Some("1.0.1"));
-    let mut queried = osv.queried();
-    queried.sort();
     assert_eq!(
-        queried,
-        [
-            ("crates.io", "greeting", "1.0.0"),
-            ("crates.io", "greeting", "1.0.1")
-        ]
-        .map(|(e, n, v)| (e.to_string(), n.to_string(), v.to_string()))
-        .to_vec(),
+        osv.queried_sorted(),
+        crate::common::osv::greeting_queries(),
         "the gates ran"
     );
 }
@@ -215,15 +214,7 @@ fn two_crates(root: &Path) -> std::path::PathBuf {
         "greeting:\n\tsed -i 's/\"1.0.0\"/\"1.0.1\"/' Cargo.lock\nfarewell:\n\tsed -i 's/\"2.0.0\"/\"2.1.0\"/' Cargo.lock\ncheck:\n\ttrue\n",
     )
     .unwrap();
-    git(&seed, &["init", "-q", "-b", "main"]);
-    git(&seed, &["add", "."]);
-    git(&seed, &["commit", "-q", "-m", "seed"]);
-    let bare = root.join("remote.git");
-    git(
-        root,
-        &["clone", "-q", "--bare", "seed", bare.to_str().unwrap()],
-    );
-    bare
+    bare_remote_of(root, &seed)
 }
 
 /// Runs the two updates on a fresh remote and local forge under `policy` (a table of

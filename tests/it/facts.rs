@@ -143,11 +143,7 @@ fn async_update(branch: &str, from: &str, to: &str) -> serde_json::Value {
 }
 
 fn npm_plan(actions: Vec<serde_json::Value>) -> serde_json::Value {
-    let mut plan = plan(actions);
-    plan["repo_context"]["ecosystems"] = json!(["npm"]);
-    plan["repo_context"]["test_command"] = json!("npm test");
-    plan["repo_context"]["lock_files"] = json!(["package-lock.json"]);
-    plan
+    plan_tested_by("npm", "package-lock.json", "npm test", actions)
 }
 
 /// The lock has async 3.2.5 from a registry stand-in on 127.0.0.1; 3.2.6 is then released, and
@@ -156,10 +152,9 @@ fn npm_plan(actions: Vec<serde_json::Value>) -> serde_json::Value {
 /// lands, and its PR and commit state what package-lock.json says.
 #[test]
 fn npm_update_async_states_what_the_lock_did() {
-    if !tool_present(&["npm", "--version"]) {
+    let Some(f) = Fixture::with_tool(&["npm", "--version"]) else {
         return;
-    }
-    let f = Fixture::new();
+    };
     let registry = NpmRegistry::async_app(&f);
     let plan = npm_plan(vec![
         async_update("quartermaster/async-claimed", "3.2.4", "3.2.7"),
@@ -227,15 +222,11 @@ fn npm_update_async_states_what_the_lock_did() {
 /// table, the commit message and the report too, and nothing is blocked for it.
 #[test]
 fn npm_update_states_a_lock_rewritten_in_another_format() {
-    if !tool_present(&["npm", "--version"]) {
+    let Some(f) = Fixture::with_tool(&["npm", "--version"]) else {
         return;
-    }
-    let f = Fixture::new();
-    let registry = NpmRegistry::start("async");
-    registry.publish("3.2.5");
-    f.add_node_app(
-        &registry,
-        &[("async", "^3.2.5")],
+    };
+    let registry = NpmRegistry::async_app_locked_by(
+        &f,
         &[&[
             "npm",
             "install",
@@ -244,7 +235,6 @@ fn npm_update_states_a_lock_rewritten_in_another_format() {
             "1",
         ]],
     );
-    registry.publish("3.2.6");
     assert!(
         f.show("main", "package-lock.json")
             .contains("\"lockfileVersion\": 1,")
@@ -311,14 +301,10 @@ fn go_get_cannot_add_a_module() {
 /// go.mod and go.sum only.
 #[test]
 fn go_get_states_what_go_mod_did() {
-    if !tool_present(&["go", "version"]) {
+    let Some(f) = Fixture::with_tool(&["go", "version"]) else {
         return;
-    }
-    let f = Fixture::new();
-    let proxy = GoProxy::new(&f, "example.com/lib");
-    proxy.publish("v1.0.0");
-    f.add_go_app(&proxy, "example.com/lib", "v1.0.0");
-    proxy.publish("v1.0.1");
+    };
+    let proxy = GoProxy::lib_app(&f);
     let run = proxy.run_update(&f, "local");
     assert_eq!(run.code, 0, "{}", run.said());
     assert_eq!(run.status(0), "done", "{}", run.said());
@@ -367,10 +353,9 @@ fn go_get_states_what_go_mod_did() {
 /// no new source: the entries come from the registry the npmrc names, which the base used.
 #[test]
 fn a_major_npm_update_cannot_stay_within_range() {
-    if !tool_present(&["npm", "--version"]) {
+    let Some(f) = Fixture::with_tool(&["npm", "--version"]) else {
         return;
-    }
-    let f = Fixture::new();
+    };
     let registry = NpmRegistry::async_app(&f);
     registry.publish("4.0.0");
     let npmrc = f.npmrc(&registry);

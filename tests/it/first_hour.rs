@@ -17,11 +17,7 @@ fn said(f: &Fixture, out: &std::process::Output) -> String {
 #[test]
 fn the_plan_can_come_from_standard_input() {
     let f = Fixture::new();
-    let plan = plan(vec![create_mr(
-        "quartermaster/cargo",
-        &[greeting()],
-        "batch",
-    )]);
+    let plan = one_pr();
     let mut child = f
         .qm_process()
         .args([
@@ -61,11 +57,7 @@ fn the_plan_can_come_from_standard_input() {
 #[test]
 fn run_finds_the_clone_from_a_subdirectory_and_else_names_checkout() {
     let f = Fixture::new();
-    let plan = f.write_plan(&plan(vec![create_mr(
-        "quartermaster/cargo",
-        &[greeting()],
-        "batch",
-    )]));
+    let plan = f.write_plan(&one_pr());
     let sub = f.checkout.join("src");
     let run = |dir: &std::path::Path| {
         f.qm_process()

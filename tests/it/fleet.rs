@@ -2,23 +2,15 @@
 //! repository other than the CI job's own (GitHub and GitLab fakes), and the GitLab example's
 //! generator turns a list of projects into a child pipeline, refusing what is not a project path.
 
-use crate::common::{Backend, Fixture, create_mr, github, gitlab, greeting, plan};
+use crate::common::{Backend, Fixture, assert_succeeded, github, gitlab, one_pr};
 use std::process::Command;
-
-fn one_mr() -> serde_json::Value {
-    plan(vec![create_mr(
-        "quartermaster/cargo",
-        &[greeting()],
-        "batch",
-    )])
-}
 
 #[test]
 fn a_github_fleet_job_works_on_the_repository_it_names() {
     let f = Fixture::on(Backend::Github);
     let repository = format!("{}/{}", github::OWNER, github::REPO);
     let run = f.run_with(
-        &one_mr(),
+        &one_pr(),
         &[],
         &[
             ("GITHUB_REPOSITORY", "octo/fleet"),
@@ -40,7 +32,7 @@ fn a_github_fleet_job_works_on_the_repository_it_names() {
 fn a_gitlab_fleet_job_works_on_the_project_it_names() {
     let f = Fixture::on(Backend::Gitlab);
     let run = f.run_with(
-        &one_mr(),
+        &one_pr(),
         &[],
         &[
             ("CI_PROJECT_ID", "7"),
@@ -70,7 +62,7 @@ fn a_gitlab_fleet_job_works_on_the_project_it_names() {
 #[test]
 fn a_repository_the_forge_cannot_name_stops_the_run_with_its_report() {
     let f = Fixture::on(Backend::Github);
-    let run = f.run_with(&one_mr(), &[], &[("QM_REPOSITORY", "octo")]);
+    let run = f.run_with(&one_pr(), &[], &[("QM_REPOSITORY", "octo")]);
     assert_eq!(run.code, 2, "{}", run.said());
     assert_eq!(
         run.report["error"],
@@ -103,11 +95,7 @@ fn generate(list: &str) -> std::process::Output {
 #[test]
 fn the_gitlab_fleet_generator_writes_two_jobs_per_project() {
     let out = generate("tools/widgets\n# retired: tools/old\n  tools/sub/gadgets  \n\n");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_succeeded(&out);
     let text = String::from_utf8(out.stdout).unwrap();
     let doc = &yaml_rust2::YamlLoader::load_from_str(&text).unwrap()[0];
     for project in ["tools/widgets", "tools/sub/gadgets"] {

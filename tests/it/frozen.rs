@@ -26,26 +26,20 @@ fn one_update(branch: &str, update: (&str, &str, &str), commands: &[&str], test:
     })
 }
 
-fn plan_for(ecosystem: &str, lock_file: &str, actions: Vec<Value>) -> Value {
-    let mut plan = plan(actions);
-    plan["repo_context"]["ecosystems"] = json!([ecosystem]);
-    plan["repo_context"]["lock_files"] = json!([lock_file]);
-    plan
-}
-
 const LOCK_NPM: [&str; 3] = ["npm", "install", "--package-lock-only"];
 const LOCK_YARN: [&str; 4] = ["yarn", "install", "--ignore-scripts", "--no-progress"];
 
 /// An app whose lock (written by `lock`) has typescript 6.0.2 and tseslint 8.0.0, whose peer range
 /// on typescript excludes 6.1.0; 6.1.0 is then released, and a plan moves typescript to it with
-/// `update typescript@6.1.0` and tests with `test`, under `ecosystem` and its lock file.
+/// `update typescript@6.1.0` and tests with `test`, under `ecosystem` and its lock file. `None`
+/// where the ecosystem's tool does not run here.
 fn peer_conflict(
     (ecosystem, lock_file): (&str, &str),
     lock: &[&str],
     update: &str,
     test: &str,
-) -> (Fixture, Run) {
-    let f = Fixture::new();
+) -> Option<(Fixture, Run)> {
+    let f = Fixture::with_tool(&[ecosystem, "--version"])?;
     let registry = NpmRegistry::start("typescript");
     registry.publish("6.0.2");
     let peer = json!({"peerDependencies": {"typescript": ">=4.8.4 <6.1.0"}});
@@ -65,7 +59,7 @@ fn peer_conflict(
     );
     let npmrc = format!("npmrc={}", f.npmrc(&registry).display());
     let run = f.run_with(&plan, &[], &[("QM_TOOL_CONFIG", &npmrc)]);
-    (f, run)
+    Some((f, run))
 }
 
 /// The commander.js case: `typescript-eslint` (here `tseslint`) has a peer range on typescript
@@ -75,15 +69,14 @@ fn peer_conflict(
 /// with npm's own message, and nothing is pushed.
 #[test]
 fn a_peer_conflict_npm_only_warned_about_fails_the_frozen_install() {
-    if !tool_present(&["npm", "--version"]) {
-        return;
-    }
-    let (f, run) = peer_conflict(
+    let Some((f, run)) = peer_conflict(
         ("npm", "package-lock.json"),
         &LOCK_NPM,
         "npm install",
         "npm test",
-    );
+    ) else {
+        return;
+    };
     assert_eq!(run.code, 1, "{}", run.said());
     assert_eq!(run.status(0), "failed");
     assert_eq!(
@@ -129,15 +122,14 @@ fn a_peer_conflict_npm_only_warned_about_fails_the_frozen_install() {
 /// accepts the lock: the PR opens, and its body shows what the update and the install warned.
 #[test]
 fn a_pr_shows_the_resolver_warnings_of_its_build() {
-    if !tool_present(&["yarn", "--version"]) {
-        return;
-    }
-    let (f, run) = peer_conflict(
+    let Some((f, run)) = peer_conflict(
         ("yarn", "yarn.lock"),
         &LOCK_YARN,
         "yarn upgrade",
         "yarn test",
-    );
+    ) else {
+        return;
+    };
     assert_eq!(run.code, 0, "{}", run.said());
     let warning = "warning \" > tseslint@8.0.0\" has incorrect peer dependency \"typescript@>=4.8.4 <6.1.0\".";
     assert_eq!(run.action(0)["commands"][0]["warnings"], json!([warning]));
@@ -245,10 +237,9 @@ fn test_output(run: &Run, i: usize) -> String {
 /// locked 1.0.1 from the unit's own virtualenv, and the PRs say how it was built.
 #[test]
 fn uv_tests_import_the_locked_version_not_the_operators_virtualenv() {
-    if !tool_present(&["uv", "--version"]) {
+    let Some(f) = Fixture::with_tool(&["uv", "--version"]) else {
         return;
-    }
-    let f = Fixture::new();
+    };
     let index = PypiIndex::start("lib");
     index.publish("1.0.0");
     let files = [
@@ -408,10 +399,9 @@ fn poetry_tests_import_the_locked_version_not_the_operators_virtualenv() {
 /// unit before anything runs, and npx never asks the registry for it.
 #[test]
 fn npx_runs_only_a_test_runner_the_lock_installs() {
-    if !tool_present(&["npm", "--version"]) {
+    let Some(f) = Fixture::with_tool(&["npm", "--version"]) else {
         return;
-    }
-    let f = Fixture::new();
+    };
     let registry = NpmRegistry::start("async");
     registry.publish("3.2.5");
     let cli = "#!/usr/bin/env node\nconsole.log('jest stand-in ran:', require('async/package.json').version);\n";

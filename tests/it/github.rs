@@ -5,36 +5,18 @@ use crate::common;
 
 use common::github::Fault;
 use common::*;
-use serde_json::{Value, json};
-use std::time::{Duration, Instant};
+use serde_json::json;
 
-fn fault(method: &'static str, path_suffix: &str, status: u16, body: Value) -> Fault {
-    Fault {
-        method,
-        path_suffix: path_suffix.into(),
-        status,
-        headers: vec![],
-        body,
-        times: 1,
-        after_effect: false,
-    }
-}
-
-fn calls(f: &Fixture) -> Vec<(String, String)> {
-    f.github_requests()
-        .into_iter()
-        .map(|r| (r.method, r.uri))
-        .collect()
-}
-
-const FIND: &str =
+pub(crate) const FIND: &str =
     "/repos/octo/hello/pulls?head=octo%3Aquartermaster%2Fcargo&state=all&per_page=10";
 /// After the plan's actions: the dependency dashboard looked for, and the bot's open PRs listed.
-const DASHBOARD: &str = "/repos/octo/hello/issues?labels=quartermaster&state=open&per_page=100";
-const OPEN: &str = "/repos/octo/hello/pulls?state=open&sort=created&direction=asc&per_page=100";
+pub(crate) const DASHBOARD: &str =
+    "/repos/octo/hello/issues?labels=quartermaster&state=open&per_page=100";
+pub(crate) const OPEN: &str =
+    "/repos/octo/hello/pulls?state=open&sort=created&direction=asc&per_page=100";
 
 /// The requests of upkeep and of a dashboard that is created (`true`) or left as it is.
-fn upkeep_calls(creates: bool) -> Vec<(String, String)> {
+pub(crate) fn upkeep_calls(creates: bool) -> Vec<(String, String)> {
     let mut out = vec![
         ("GET".to_string(), DASHBOARD.to_string()),
         ("GET".to_string(), OPEN.to_string()),
@@ -43,14 +25,6 @@ fn upkeep_calls(creates: bool) -> Vec<(String, String)> {
         out.push(("POST".into(), "/repos/octo/hello/issues".into()));
     }
     out
-}
-
-fn one_pr() -> Value {
-    plan(vec![create_mr(
-        "quartermaster/cargo",
-        &[greeting()],
-        "batch",
-    )])
 }
 
 #[test]
@@ -114,7 +88,7 @@ fn a_new_pr_with_labels_takes_three_requests_and_a_rerun_one_besides_upkeep() {
     // The dashboard, unchanged, is not edited.
     let mut expected = vec![("GET".to_string(), FIND.to_string())];
     expected.extend(upkeep_calls(false));
-    assert_eq!(calls(&f), expected);
+    assert_eq!(f.calls(), expected);
     assert_eq!(again.report["forge_requests"], 3);
     assert_eq!(
         again.action(0)["pull_requests"][0]["operation"],
@@ -123,38 +97,11 @@ fn a_new_pr_with_labels_takes_three_requests_and_a_rerun_one_besides_upkeep() {
 }
 
 #[test]
-fn a_502_before_github_acts_is_retried_once_the_pr_is_known_absent() {
-    let f = Fixture::on(Backend::Github);
-    f.github().fault(fault(
-        "POST",
-        "/pulls",
-        502,
-        json!({"message": "Server Error"}),
-    ));
-    let run = f.run(&one_pr(), &[]);
-    assert_eq!(run.code, 0, "{}", run.said());
-    let mut expected: Vec<(String, String)> = vec![
-        ("GET".into(), FIND.into()),
-        ("POST".into(), "/repos/octo/hello/pulls".into()),
-        (
-            "GET".into(),
-            "/repos/octo/hello/pulls?head=octo%3Aquartermaster%2Fcargo&state=all&per_page=10"
-                .into(),
-        ),
-        ("POST".into(), "/repos/octo/hello/pulls".into()),
-        ("POST".into(), "/repos/octo/hello/issues/1/labels".into()),
-    ];
-    expected.extend(upkeep_calls(true));
-    assert_eq!(calls(&f), expected);
-    assert_eq!(f.pulls().len(), 1);
-}
-
-#[test]
 fn a_502_after_github_acted_does_not_duplicate_the_pr() {
     let f = Fixture::on(Backend::Github);
-    let mut lost = fault("POST", "/pulls", 502, json!({"message": "Server Error"}));
+    let mut lost = Fault::new("POST", "/pulls", 502, json!({"message": "Server Error"}));
     lost.after_effect = true;
-    f.github().fault(lost);
+    f.fault(lost);
     let run = f.run(&one_pr(), &[]);
     assert_eq!(run.code, 0, "{}", run.said());
     assert_eq!(
@@ -166,7 +113,8 @@ fn a_502_after_github_acted_does_not_duplicate_the_pr() {
         f.pulls()[0]["labels"],
         json!(["quartermaster", "dependencies"])
     );
-    let posts = calls(&f)
+    let posts = f
+        .calls()
         .iter()
         .filter(|(m, u)| m == "POST" && u.ends_with("/pulls"))
         .count();
@@ -174,27 +122,9 @@ fn a_502_after_github_acted_does_not_duplicate_the_pr() {
 }
 
 #[test]
-fn a_secondary_rate_limit_is_waited_out() {
-    let f = Fixture::on(Backend::Github);
-    let mut limit = fault(
-        "POST",
-        "/pulls",
-        403,
-        json!({"message": "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.", "documentation_url": "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api"}),
-    );
-    limit.headers = vec![("retry-after", "2".into())];
-    f.github().fault(limit);
-    let started = Instant::now();
-    let run = f.run(&one_pr(), &[]);
-    assert_eq!(run.code, 0, "{}", run.said());
-    assert!(started.elapsed() >= Duration::from_secs(2));
-    assert_eq!(f.pulls().len(), 1);
-}
-
-#[test]
 fn labels_refused_right_after_creation_are_retried() {
     let f = Fixture::on(Backend::Github);
-    f.github().fault(fault(
+    f.fault(Fault::new(
         "POST",
         "/issues/1/labels",
         422,
@@ -211,7 +141,7 @@ fn labels_refused_right_after_creation_are_retried() {
 #[test]
 fn labels_lost_to_a_server_error_are_sent_again() {
     let f = Fixture::on(Backend::Github);
-    f.github().fault(fault(
+    f.fault(Fault::new(
         "POST",
         "/issues/1/labels",
         502,
@@ -219,7 +149,8 @@ fn labels_lost_to_a_server_error_are_sent_again() {
     ));
     let run = f.run(&one_pr(), &[]);
     assert_eq!(run.code, 0, "{}", run.said());
-    let label_posts = calls(&f)
+    let label_posts = f
+        .calls()
         .iter()
         .filter(|(m, u)| m == "POST" && u.ends_with("/labels"))
         .count();
@@ -235,7 +166,7 @@ fn a_pr_the_lookup_missed_is_adopted_and_brought_up_to_date() {
     let f = Fixture::on(Backend::Github);
     let existing = f.seed_pull("quartermaster/cargo", &["quartermaster"]);
     // The listing lags behind: it does not show the open PR yet.
-    f.github().fault(fault("GET", "/pulls", 200, json!([])));
+    f.fault(Fault::new("GET", "/pulls", 200, json!([])));
     let run = f.run(&one_pr(), &[]);
     assert_eq!(run.code, 0, "{}", run.said());
     assert_eq!(run.reason(0), format!("PR #{existing} created"));
@@ -271,7 +202,7 @@ fn a_bad_token_fails_with_advice_and_the_report_is_written() {
 #[test]
 fn actions_not_permitted_to_open_prs_names_the_setting() {
     let f = Fixture::on(Backend::Github);
-    f.github().fault(fault(
+    f.fault(Fault::new(
         "POST",
         "/pulls",
         403,
@@ -290,14 +221,14 @@ fn actions_not_permitted_to_open_prs_names_the_setting() {
 #[test]
 fn an_exhausted_budget_fails_the_remaining_actions_with_the_reason() {
     let f = Fixture::on(Backend::Github);
-    let mut limit = fault(
+    let mut limit = Fault::new(
         "GET",
         "/pulls",
         429,
         json!({"message": "API rate limit exceeded"}),
     );
     limit.headers = vec![("retry-after", "3600".into())];
-    f.github().fault(limit);
+    f.fault(limit);
     let run = f.run(
         &plan(vec![
             create_mr("quartermaster/cargo", &[greeting()], "batch"),

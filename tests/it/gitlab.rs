@@ -5,52 +5,22 @@ use crate::common;
 
 use common::gitlab::Fault;
 use common::*;
-use serde_json::{Value, json};
+use serde_json::json;
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
-
-fn fault(method: &'static str, path_suffix: &str, status: u16, body: Value) -> Fault {
-    Fault {
-        method,
-        path_suffix: path_suffix.into(),
-        status,
-        headers: vec![],
-        body,
-        times: 1,
-    }
-}
-
-fn one_mr() -> Value {
-    plan(vec![create_mr(
-        "quartermaster/cargo",
-        &[greeting()],
-        "batch",
-    )])
-}
-
-fn calls(f: &Fixture) -> Vec<(String, String)> {
-    f.gitlab_requests()
-        .into_iter()
-        .map(|r| (r.method, r.uri))
-        .collect()
-}
 
 // The gitlab crate sends an empty query (`?`) on requests without parameters; GitLab ignores it.
-const USER: &str = "/api/v4/user?";
-const PROJECT: &str = "/api/v4/projects/42?";
-const FIND: &str = "/api/v4/projects/42/merge_requests?source_branch=quartermaster%2Fcargo";
+pub(crate) const USER: &str = "/api/v4/user?";
+pub(crate) const PROJECT: &str = "/api/v4/projects/42?";
+pub(crate) const FIND: &str =
+    "/api/v4/projects/42/merge_requests?source_branch=quartermaster%2Fcargo";
 /// After the plan's actions: the dependency dashboard looked for, and the bot's open MRs listed.
-const DASHBOARD: &str = "/api/v4/projects/42/issues?state=opened&labels=quartermaster&search=Dependency+dashboard&in=title&per_page=100&page=1";
-const OPEN: &str = "/api/v4/projects/42/merge_requests?state=opened&labels=quartermaster&order_by=created_at&sort=asc&per_page=100&page=1";
-
-fn get(uri: &str) -> (String, String) {
-    ("GET".into(), uri.into())
-}
+pub(crate) const DASHBOARD: &str = "/api/v4/projects/42/issues?state=opened&labels=quartermaster&search=Dependency+dashboard&in=title&per_page=100&page=1";
+pub(crate) const OPEN: &str = "/api/v4/projects/42/merge_requests?state=opened&labels=quartermaster&order_by=created_at&sort=asc&per_page=100&page=1";
 
 #[test]
 fn a_new_mr_with_labels_takes_one_request_after_connecting_and_a_rerun_none_more_but_upkeeps() {
     let f = Fixture::on(Backend::Gitlab);
-    let run = f.run(&one_mr(), &[]);
+    let run = f.run(&one_pr(), &[]);
     assert_eq!(run.code, 0, "{}", run.said());
     let requests = f.gitlab_requests();
     assert!(
@@ -97,11 +67,11 @@ fn a_new_mr_with_labels_takes_one_request_after_connecting_and_a_rerun_none_more
     );
 
     f.forget_gitlab_requests();
-    let again = f.run(&one_mr(), &[]);
+    let again = f.run(&one_pr(), &[]);
     assert_eq!(again.code, 0, "{}", again.said());
     // The dashboard, unchanged, is not edited.
     assert_eq!(
-        calls(&f),
+        f.calls(),
         vec![
             get(USER),
             get(PROJECT),
@@ -118,50 +88,10 @@ fn a_new_mr_with_labels_takes_one_request_after_connecting_and_a_rerun_none_more
 }
 
 #[test]
-fn a_502_then_success_makes_one_mr() {
-    let f = Fixture::on(Backend::Gitlab);
-    f.gitlab().fault(fault(
-        "POST",
-        "/merge_requests",
-        502,
-        json!({"message": "502 Bad Gateway"}),
-    ));
-    let run = f.run(&one_mr(), &[]);
-    assert_eq!(run.code, 0, "{}", run.said());
-    let posts = calls(&f)
-        .iter()
-        .filter(|(m, uri)| m == "POST" && uri.contains("/merge_requests"))
-        .count();
-    assert_eq!(posts, 2, "retried once, after looking for the MR");
-    assert_eq!(f.pulls().len(), 1);
-}
-
-#[test]
-fn a_429_with_retry_after_is_waited_out() {
-    let f = Fixture::on(Backend::Gitlab);
-    f.gitlab().fault(Fault {
-        method: "GET",
-        path_suffix: "/merge_requests".into(),
-        status: 429,
-        headers: vec![
-            ("Retry-After", "2".into()),
-            ("RateLimit-Remaining", "0".into()),
-        ],
-        body: json!("Retry later"),
-        times: 1,
-    });
-    let started = Instant::now();
-    let run = f.run(&one_mr(), &[]);
-    assert_eq!(run.code, 0, "{}", run.said());
-    assert!(started.elapsed() >= Duration::from_secs(2));
-    assert_eq!(f.pulls().len(), 1);
-}
-
-#[test]
 fn a_job_token_alone_is_refused_with_advice_before_anything_is_pushed() {
     let advice = "create a project (or group) access token with the `api` and `write_repository` scopes and at least the Developer role";
     let f = Fixture::on(Backend::Gitlab);
-    let run = f.run_with(&one_mr(), &[], &[("QM_TOKEN", "")]);
+    let run = f.run_with(&one_pr(), &[], &[("QM_TOKEN", "")]);
     assert_eq!(run.code, 2, "{}", run.said());
     assert!(
         run.stderr.contains(
@@ -172,7 +102,7 @@ fn a_job_token_alone_is_refused_with_advice_before_anything_is_pushed() {
     );
     assert!(run.stderr.contains(advice));
     let run = f.run_with(
-        &one_mr(),
+        &one_pr(),
         &[],
         &[("QM_TOKEN", "glcbt-64_fixture-job-token")],
     );
@@ -191,11 +121,11 @@ fn a_job_token_alone_is_refused_with_advice_before_anything_is_pushed() {
 fn a_refused_token_or_missing_project_stops_before_any_work() {
     let f = Fixture::on(Backend::Gitlab);
     f.gitlab().state.lock().unwrap().token = "another-token".into();
-    let run = f.run(&one_mr(), &[]);
+    let run = f.run(&one_pr(), &[]);
     assert_eq!(run.code, 2, "{}", run.said());
     assert!(run.stderr.contains("refused the token"), "{}", run.stderr);
     f.gitlab().state.lock().unwrap().token = TOKEN.into();
-    let run = f.run_with(&one_mr(), &[], &[("CI_PROJECT_ID", "7")]);
+    let run = f.run_with(&one_pr(), &[], &[("CI_PROJECT_ID", "7")]);
     assert_eq!(run.code, 2, "{}", run.said());
     assert!(run.stderr.contains("GitLab answered 404 while reading the project: project 7 does not exist or the token cannot see it"), "{}", run.stderr);
     assert_eq!(f.branches().len(), 1, "nothing pushed");
@@ -204,19 +134,19 @@ fn a_refused_token_or_missing_project_stops_before_any_work() {
 #[test]
 fn drafts_use_the_title_prefix_and_stay_unchanged_on_rerun() {
     let f = Fixture::on(Backend::Gitlab);
-    let run = f.run(&one_mr(), &["--draft"]);
+    let run = f.run(&one_pr(), &["--draft"]);
     assert_eq!(run.code, 0, "{}", run.said());
     assert_eq!(
         f.pulls()[0]["title"],
         "Draft: chore(deps): update cargo patch dependencies"
     );
     f.forget_gitlab_requests();
-    let again = f.run(&one_mr(), &["--draft"]);
+    let again = f.run(&one_pr(), &["--draft"]);
     assert_eq!(
         again.action(0)["pull_requests"][0]["operation"],
         "unchanged"
     );
-    assert!(calls(&f).iter().all(|(m, _)| m == "GET"), "no edit");
+    assert!(f.calls().iter().all(|(m, _)| m == "GET"), "no edit");
 }
 
 #[test]
@@ -241,26 +171,26 @@ fn quick_actions_in_plan_text_are_escaped() {
 #[test]
 fn the_token_check_is_retried_on_server_errors_and_explained_on_403() {
     let f = Fixture::on(Backend::Gitlab);
-    f.gitlab().fault(fault(
+    f.fault(Fault::new(
         "GET",
         "/user",
         502,
         json!({"message": "502 Bad Gateway"}),
     ));
-    let run = f.run(&one_mr(), &[]);
+    let run = f.run(&one_pr(), &[]);
     assert_eq!(run.code, 0, "{}", run.said());
-    let checks = calls(&f).into_iter().filter(|c| *c == get(USER)).count();
+    let checks = f.calls().into_iter().filter(|c| *c == get(USER)).count();
     assert_eq!(checks, 2, "the token check was tried again");
-    assert_eq!(run.report["forge_requests"], calls(&f).len());
+    assert_eq!(run.report["forge_requests"], f.calls().len());
 
     let f = Fixture::on(Backend::Gitlab);
-    f.gitlab().fault(fault(
+    f.fault(Fault::new(
         "GET",
         "/user",
         403,
         json!({"error": "insufficient_scope"}),
     ));
-    let run = f.run(&one_mr(), &[]);
+    let run = f.run(&one_pr(), &[]);
     assert_eq!(run.code, 2, "{}", run.said());
     assert!(
         run.stderr

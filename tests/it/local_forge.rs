@@ -6,11 +6,7 @@ use serde_json::Value;
 
 /// A run on the local forge with these extra flags; its exit code and report.
 fn run(f: &Fixture, extra: &[&str]) -> (i32, Value, String) {
-    let plan = f.write_plan(&plan(vec![create_mr(
-        "quartermaster/cargo",
-        &[greeting()],
-        "batch",
-    )]));
+    let plan = f.write_plan(&one_pr());
     let report = f.root.path().join("local-report.json");
     let _ = std::fs::remove_file(&report);
     let out = f

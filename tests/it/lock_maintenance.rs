@@ -132,10 +132,9 @@ fn split_units_run_the_refresh_only_in_the_lock_maintenance_unit() {
 /// within its range, and package.json stays as it was.
 #[test]
 fn npm_update_refreshes_package_lock_json() {
-    if !tool_present(&["npm", "--version"]) {
+    let Some(f) = Fixture::with_tool(&["npm", "--version"]) else {
         return;
-    }
-    let f = Fixture::new();
+    };
     let registry = NpmRegistry::async_app(&f);
     let mut action = create_mr(
         "quartermaster/npm-lock",
@@ -169,13 +168,10 @@ fn npm_update_refreshes_package_lock_json() {
 /// Gemfile.lock moves lib within `~> 1.0`, and the Gemfile stays as it was.
 #[test]
 fn bundle_update_refreshes_gemfile_lock() {
-    if !tool_present(&["bundle", "--version"]) {
+    let Some(f) = Fixture::with_tool(&["bundle", "--version"]) else {
         return;
-    }
-    let f = Fixture::new();
-    let source = GemSource::start(&f, "lib");
-    source.publish("1.0.0");
-    f.add_bundle_app(&source, "~> 1.0");
+    };
+    let source = GemSource::lib_app(&f);
     source.publish("1.0.1");
     let mut action = create_mr(
         "quartermaster/gems-lock",
@@ -184,10 +180,7 @@ fn bundle_update_refreshes_gemfile_lock() {
     );
     action["commands"] = json!(["bundle update"]);
     action["test_command"] = json!("make gems");
-    let mut plan = plan(vec![action]);
-    plan["repo_context"]["ecosystems"] = json!(["bundle"]);
-    plan["repo_context"]["test_command"] = json!("make gems");
-    plan["repo_context"]["lock_files"] = json!(["Gemfile.lock"]);
+    let plan = plan_tested_by("bundle", "Gemfile.lock", "make gems", vec![action]);
     let run = f.run(&plan, &[]);
     assert_eq!(run.code, 0, "{}", run.said());
     let body = f.pulls()[0]["body"].as_str().unwrap().to_string();

@@ -6,14 +6,7 @@ use crate::common::*;
 #[test]
 fn the_output_of_passing_tests_is_kept_beside_the_report() {
     let f = Fixture::new();
-    let run = f.run(
-        &plan(vec![create_mr(
-            "quartermaster/cargo",
-            &[greeting()],
-            "batch",
-        )]),
-        &[],
-    );
+    let run = f.run(&one_pr(), &[]);
     assert_eq!(run.code, 0, "{}", run.said());
     let test = &run.action(0)["test"]["runs"][0];
     assert_eq!(test["passed"], true);

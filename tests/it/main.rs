@@ -19,6 +19,7 @@ mod explain;
 mod facts;
 mod first_hour;
 mod fleet;
+mod forge_faults;
 mod frozen;
 mod github;
 mod gitlab;

@@ -2,6 +2,7 @@
 //! `python3 -m venv target/mcp-client && target/mcp-client/bin/pip install mcp`, then
 //! `PATH=$PWD/target/mcp-client/bin:$PATH cargo test --test it -- --ignored needs_registry`.
 
+use crate::common::assert_succeeded;
 use serde_json::{Value, json};
 use std::path::Path;
 use std::process::Command;
@@ -17,11 +18,7 @@ fn the_python_sdk_validates_explains_and_submits_needs_registry() {
         .arg(plans.path())
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_succeeded(&out);
     let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(summary["server"], "quartermaster");
     assert!(

@@ -3,7 +3,7 @@
 //! and a signal after the claim still answers the plan `failed`.
 
 use crate::common::replay::Operator;
-use crate::common::{Fixture, Run, create_mr, greeting, plan, processes_running, sh};
+use crate::common::{Fixture, Run, create_mr, greeting, one_pr, plan, processes_running, sh};
 use quartermaster::named_plan::{PlanFile, PlanName, PlanStore, plan_json};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -71,14 +71,7 @@ fn result_report(result: &PlanFile) -> Value {
 #[test]
 fn a_named_plan_is_claimed_run_and_answered() {
     let f = Fixture::new();
-    let dir = submitted(
-        &f,
-        &plan(vec![create_mr(
-            "quartermaster/cargo",
-            &[greeting()],
-            "batch",
-        )]),
-    );
+    let dir = submitted(&f, &one_pr());
     let before = read(&dir, "weekly");
     let run = run_named(&f, &dir, &[]);
     assert_eq!(run.code, 0, "{}", run.said());
@@ -154,14 +147,7 @@ fn an_invalid_plan_is_answered_invalid_with_its_findings() {
 #[test]
 fn a_plan_not_ready_is_refused_and_left_as_it_was() {
     let f = Fixture::new();
-    let dir = submitted(
-        &f,
-        &plan(vec![create_mr(
-            "quartermaster/cargo",
-            &[greeting()],
-            "batch",
-        )]),
-    );
+    let dir = submitted(&f, &one_pr());
     let file = dir.join("weekly.json");
     let draft = std::fs::read_to_string(&file)
         .unwrap()
@@ -220,13 +206,9 @@ fn a_signal_after_the_claim_answers_the_plan_failed() {
     action["test_command"] = json!("make hang");
     let dir = submitted(&f, &plan(vec![action]));
     let child = f
-        .qm_process()
-        .args(["run", "--plan", "docker-agent:weekly", "--plans-dir"])
+        .local_run("docker-agent:weekly")
+        .arg("--plans-dir")
         .arg(&dir)
-        .arg("--checkout")
-        .arg(&f.checkout)
-        .args(["--remote", "origin", "--forge", "local", "--forge-dir"])
-        .arg(&f.forge)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -259,14 +241,7 @@ fn a_signal_after_the_claim_answers_the_plan_failed() {
 #[test]
 fn validate_reads_a_named_plan_without_claiming_it() {
     let f = Fixture::new();
-    let dir = submitted(
-        &f,
-        &plan(vec![create_mr(
-            "quartermaster/cargo",
-            &[greeting()],
-            "batch",
-        )]),
-    );
+    let dir = submitted(&f, &one_pr());
     let before = std::fs::read(dir.join("weekly.json")).unwrap();
     f.qm()
         .args(["validate", "docker-agent:weekly"])
@@ -300,11 +275,7 @@ fn validate_reads_a_named_plan_without_claiming_it() {
 fn an_empty_plans_dir_variable_means_docker_agents_default() {
     let f = Fixture::new();
     let home = f.root.path().join("home");
-    let weekly = plan(vec![create_mr(
-        "quartermaster/cargo",
-        &[greeting()],
-        "batch",
-    )]);
+    let weekly = one_pr();
     PlanStore::new(home.join(".cagent/plans"))
         .submit(&name("weekly"), &weekly.to_string(), None, None)
         .unwrap();

@@ -3,6 +3,7 @@
 //! structural validation `orch submit` runs, and the greedy lock selection of a tick. The exports
 //! under test are the real binary's.
 
+use crate::common::assert_succeeded;
 use proptest::prelude::*;
 use quartermaster::plan::Plan;
 use quartermaster::scale::plan_sha256;
@@ -30,11 +31,7 @@ fn exported(name: &str, repo: &str) -> (Plan, Value) {
         .env_remove("CI_PROJECT_PATH")
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_succeeded(&out);
     let plan: Plan = serde_json::from_slice(&plan_bytes(name)).unwrap();
     (plan, serde_json::from_slice(&out.stdout).unwrap())
 }

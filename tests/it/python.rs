@@ -24,11 +24,7 @@ fn lib_update(branch: &str, command: &str, from: &str, to: &str) -> Value {
 }
 
 fn python_plan(ecosystem: &str, lock_file: &str, actions: Vec<Value>) -> Value {
-    let mut plan = plan(actions);
-    plan["repo_context"]["ecosystems"] = json!([ecosystem]);
-    plan["repo_context"]["test_command"] = json!(TEST);
-    plan["repo_context"]["lock_files"] = json!([lock_file]);
-    plan
+    plan_tested_by(ecosystem, lock_file, TEST, actions)
 }
 
 /// Runs `plan` with the stand-in as the only index, passed to the tools with `--extra-env` (uv and
@@ -93,14 +89,10 @@ const UV_PROJECT: &str = "[project]\nname = \"app\"\nversion = \"0.1.0\"\nrequir
 /// the tests run, and the PR says 1.0.0 → 1.0.1.
 #[test]
 fn uv_lock_upgrades_one_package() {
-    if !tool_present(&["uv", "--version"]) {
+    let Some(f) = Fixture::with_tool(&["uv", "--version"]) else {
         return;
-    }
-    let f = Fixture::new();
-    let index = PypiIndex::start("lib");
-    index.publish("1.0.0");
-    f.add_python_app(&index, &[("pyproject.toml", UV_PROJECT)], &["uv", "lock"]);
-    index.publish("1.0.1");
+    };
+    let index = PypiIndex::lib_app(&f, &[("pyproject.toml", UV_PROJECT)], &["uv", "lock"]);
     let branch = "quartermaster/uv-lib";
     let plan = python_plan(
         "uv",
@@ -139,14 +131,10 @@ fn uv_lock_upgrades_one_package() {
 /// pyproject.toml and the lock move to 1.0.1, and nothing is installed.
 #[test]
 fn uv_add_moves_a_declared_requirement() {
-    if !tool_present(&["uv", "--version"]) {
+    let Some(f) = Fixture::with_tool(&["uv", "--version"]) else {
         return;
-    }
-    let f = Fixture::new();
-    let index = PypiIndex::start("lib");
-    index.publish("1.0.0");
-    f.add_python_app(&index, &[("pyproject.toml", UV_PROJECT)], &["uv", "lock"]);
-    index.publish("1.0.1");
+    };
+    let index = PypiIndex::lib_app(&f, &[("pyproject.toml", UV_PROJECT)], &["uv", "lock"]);
     let branch = "quartermaster/uv-add";
     let plan = python_plan(
         "uv",
@@ -208,10 +196,9 @@ fn uv_add_cannot_add_a_package() {
 /// with the index in the operator's pip.conf, pins 1.0.1 with the hash of the wheel served.
 #[test]
 fn pip_compile_upgrades_requirements_txt() {
-    if !tool_present(&["pip-compile", "--version"]) {
+    let Some(f) = Fixture::with_tool(&["pip-compile", "--version"]) else {
         return;
-    }
-    let f = Fixture::new();
+    };
     let index = PypiIndex::start("lib");
     index.publish("1.0.0");
     let config = "[tool.pip-tools]\ngenerate-hashes = true\n";
@@ -268,10 +255,9 @@ const POETRY_PROJECT: &str = "[tool.poetry]\nname = \"app\"\nversion = \"0.1.0\"
 /// too, stating the lock's 1.0.0; one that claims `to` 1.0.2 fails, naming where the lock ended.
 #[test]
 fn poetry_update_states_what_the_lock_did() {
-    if !tool_present(&["poetry", "--version"]) {
+    let Some(f) = Fixture::with_tool(&["poetry", "--version"]) else {
         return;
-    }
-    let f = Fixture::new();
+    };
     let index = PypiIndex::start("lib");
     index.publish("1.0.0");
     let source = format!(
@@ -393,10 +379,9 @@ fn pip_install_says_why_it_changed_nothing() {
 /// change.
 #[test]
 fn uv_lock_upgrades_a_transitive_package() {
-    if !tool_present(&["uv", "--version"]) {
+    let Some(f) = Fixture::with_tool(&["uv", "--version"]) else {
         return;
-    }
-    let f = Fixture::new();
+    };
     let index = PypiIndex::start("lib");
     index.publish_project("leaf", "1.0.0", &[]);
     index.publish_project("lib", "1.0.0", &["leaf>=1.0"]);

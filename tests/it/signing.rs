@@ -3,7 +3,13 @@
 //! anything else is caught, and the branch is not left holding it.
 
 use crate::common::*;
+use crate::on_every_forge;
 use serde_json::Value;
+
+on_every_forge!(
+    remote: forges_make_and_sign_the_verified_commit,
+    a_forge_storing_other_bytes_is_caught,
+);
 
 fn fakes_state_tamper(f: &Fixture, tamper: bool) {
     match f.backend {
@@ -23,15 +29,7 @@ fn api_commits(f: &Fixture) -> Vec<String> {
 
 /// `main`'s Cargo.lock with greeting moved to 1.0.1, as `cargo update` writes it here.
 fn verified_lock(f: &Fixture) -> String {
-    let work = f.root.path().join("verify");
-    sh(
-        f.root.path(),
-        &format!(
-            "git clone -q file://{} {}",
-            f.remote.display(),
-            work.display()
-        ),
-    );
+    let work = f.clone_main("verify");
     succeed(
         std::process::Command::new("cargo")
             .args(["update", "--quiet", "-p", "greeting", "--precise", "1.0.1"])
@@ -41,13 +39,9 @@ fn verified_lock(f: &Fixture) -> String {
     std::fs::read_to_string(work.join("Cargo.lock")).unwrap()
 }
 
-fn signed(backend: Backend) {
+fn forges_make_and_sign_the_verified_commit(backend: Backend) {
     let f = Fixture::on(backend);
-    let plan = plan(vec![create_mr(
-        "quartermaster/cargo",
-        &[greeting()],
-        "batch",
-    )]);
+    let plan = one_pr();
     let run = f.run(&plan, &["--sign-commits"]);
     assert_eq!(run.code, 0, "{}", run.said());
     assert_eq!(run.reason(0), "PR #1 created");
@@ -91,17 +85,10 @@ fn signed(backend: Backend) {
 }
 
 /// A forge that stores other bytes than it was sent: nothing of it stays on a branch.
-fn tampered(backend: Backend) {
+fn a_forge_storing_other_bytes_is_caught(backend: Backend) {
     let f = Fixture::on(backend);
     fakes_state_tamper(&f, true);
-    let run = f.run(
-        &plan(vec![create_mr(
-            "quartermaster/cargo",
-            &[greeting()],
-            "batch",
-        )]),
-        &["--sign-commits"],
-    );
+    let run = f.run(&one_pr(), &["--sign-commits"]);
     assert_eq!(run.code, 1, "{}", run.said());
     let reason = run.reason(0);
     assert!(reason.contains("not the verified"), "{reason}");
@@ -115,49 +102,15 @@ fn tampered(backend: Backend) {
     assert!(f.pulls().is_empty());
     // The control: the same forge storing what it is sent.
     fakes_state_tamper(&f, false);
-    let run = f.run(
-        &plan(vec![create_mr(
-            "quartermaster/cargo",
-            &[greeting()],
-            "batch",
-        )]),
-        &["--sign-commits"],
-    );
+    let run = f.run(&one_pr(), &["--sign-commits"]);
     assert_eq!(run.code, 0, "{}", run.said());
-}
-
-#[test]
-fn github_makes_and_signs_the_verified_commit() {
-    signed(Backend::Github);
-}
-
-#[test]
-fn gitlab_makes_and_signs_the_verified_commit() {
-    signed(Backend::Gitlab);
-}
-
-#[test]
-fn github_storing_other_bytes_is_caught() {
-    tampered(Backend::Github);
-}
-
-#[test]
-fn gitlab_storing_other_bytes_is_caught() {
-    tampered(Backend::Gitlab);
 }
 
 /// The local forge has no API to make commits: asked to sign, the run says so and runs nothing.
 #[test]
 fn signing_on_the_local_forge_is_refused() {
     let f = Fixture::new();
-    let run = f.run(
-        &plan(vec![create_mr(
-            "quartermaster/cargo",
-            &[greeting()],
-            "batch",
-        )]),
-        &["--sign-commits"],
-    );
+    let run = f.run(&one_pr(), &["--sign-commits"]);
     assert_eq!(run.code, 2, "{}", run.said());
     assert!(
         run.report["error"]

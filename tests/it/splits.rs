@@ -20,14 +20,7 @@ fn body_of(pull: &serde_json::Value) -> String {
 #[test]
 fn a_split_pr_says_it_was_split_off_and_why() {
     let f = Fixture::new();
-    let run = f.run(
-        &plan(vec![create_mr(
-            "quartermaster/cargo",
-            &[greeting(), farewell()],
-            "individual_on_failure",
-        )]),
-        &[],
-    );
+    let run = f.run(&both_updates("individual_on_failure"), &[]);
     assert_eq!(run.code, 1, "{}", run.said());
     let pulls = f.pulls();
     assert_eq!(pulls.len(), 1, "{}", run.said());
@@ -46,14 +39,7 @@ fn a_split_pr_says_it_was_split_off_and_why() {
 #[test]
 fn an_individual_pr_says_its_strategy_split_it() {
     let f = Fixture::new();
-    let run = f.run(
-        &plan(vec![create_mr(
-            "quartermaster/cargo",
-            &[greeting(), farewell()],
-            "individual",
-        )]),
-        &[],
-    );
+    let run = f.run(&both_updates("individual"), &[]);
     assert_eq!(run.code, 1, "{}", run.said());
     let pulls = f.pulls();
     assert_eq!(pulls.len(), 1, "{}", run.said());

@@ -28,11 +28,7 @@ fn one_update(
     action["title"] = json!(format!("chore(deps): update {package}"));
     action["commands"] = json!([command]);
     action["test_command"] = json!(test);
-    let mut plan = plan(vec![action]);
-    plan["repo_context"]["ecosystems"] = json!([ecosystem]);
-    plan["repo_context"]["test_command"] = json!(test);
-    plan["repo_context"]["lock_files"] = json!([lock]);
-    plan
+    plan_tested_by(ecosystem, lock, test, vec![action])
 }
 
 fn npm_run(f: &Fixture, registry: &NpmRegistry, to: &str) -> Run {
@@ -49,10 +45,9 @@ fn npm_run(f: &Fixture, registry: &NpmRegistry, to: &str) -> Run {
 
 #[test]
 fn npm_a_too_new_version_is_refused_and_an_old_one_lands_with_its_release_notes() {
-    if !tool_present(&["npm", "--version"]) {
+    let Some(f) = Fixture::with_tool(&["npm", "--version"]) else {
         return;
-    }
-    let f = Fixture::new();
+    };
     let registry = NpmRegistry::async_app(&f);
     registry.publish_at("3.2.7", &hours_ago(3));
     let run = npm_run(&f, &registry, "3.2.7");
@@ -78,10 +73,9 @@ fn npm_a_too_new_version_is_refused_and_an_old_one_lands_with_its_release_notes(
 
 #[test]
 fn npm_deprecated_and_vulnerable_versions_are_refused() {
-    if !tool_present(&["npm", "--version"]) {
+    let Some(f) = Fixture::with_tool(&["npm", "--version"]) else {
         return;
-    }
-    let f = Fixture::new();
+    };
     let registry = NpmRegistry::async_app(&f);
     registry.publish("3.2.7");
     registry.deprecate("3.2.7", "this release leaks memory, use 3.2.8");
@@ -174,10 +168,9 @@ fn uv_gates_read_a_mirror_that_serves_only_project_pages() {
 
 #[test]
 fn pip_compile_too_new_and_vulnerable_versions_are_refused() {
-    if !tool_present(&["pip-compile", "--version"]) {
+    let Some(f) = Fixture::with_tool(&["pip-compile", "--version"]) else {
         return;
-    }
-    let f = Fixture::new();
+    };
     let index = PypiIndex::start("lib");
     index.publish("1.0.0");
     f.add_python_app(
@@ -215,10 +208,9 @@ fn pip_compile_too_new_and_vulnerable_versions_are_refused() {
 
 #[test]
 fn go_too_new_and_vulnerable_versions_are_refused() {
-    if !tool_present(&["go", "version"]) {
+    let Some(f) = Fixture::with_tool(&["go", "version"]) else {
         return;
-    }
-    let f = Fixture::new();
+    };
     let proxy = GoProxy::new(&f, "example.com/lib");
     proxy.publish("v1.0.0");
     f.add_go_app(&proxy, "example.com/lib", "v1.0.0");
@@ -247,13 +239,10 @@ fn go_too_new_and_vulnerable_versions_are_refused() {
 
 #[test]
 fn bundler_a_too_new_version_is_refused() {
-    if !tool_present(&["bundle", "--version"]) {
+    let Some(f) = Fixture::with_tool(&["bundle", "--version"]) else {
         return;
-    }
-    let f = Fixture::new();
-    let source = GemSource::start(&f, "lib");
-    source.publish("1.0.0");
-    f.add_bundle_app(&source, "~> 1.0");
+    };
+    let source = GemSource::lib_app(&f);
     source.publish_at("1.0.1", &hours_ago(4));
     let plan = one_update(
         "bundle",
@@ -274,10 +263,9 @@ fn bundler_a_too_new_version_is_refused() {
 /// unit's npm does not ask the private registry.
 #[test]
 fn the_operators_npmrc_and_its_token_are_carried_into_units() {
-    if !tool_present(&["npm", "--version"]) {
+    let Some(f) = Fixture::with_tool(&["npm", "--version"]) else {
         return;
-    }
-    let f = Fixture::new();
+    };
     let registry = NpmRegistry::async_app(&f);
     let token = "npm_operator_secret_7f3a9c";
     let host = registry

@@ -80,11 +80,7 @@ fn extra_env_refuses_a_variable_holding_the_encoded_token() {
     let f = Fixture::new();
     let encoded = "eC1hY2Nlc3MtdG9rZW46cW0tdGVzdC10b2tlbi03ZDQxYzA="; // x-access-token:<TOKEN>
     let run = f.run_with(
-        &plan(vec![create_mr(
-            "quartermaster/cargo",
-            &[greeting()],
-            "batch",
-        )]),
+        &one_pr(),
         &["--extra-env", "DEPLOY_AUTH"],
         &[("QM_TOKEN", TOKEN), ("DEPLOY_AUTH", encoded)],
     );

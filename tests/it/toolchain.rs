@@ -58,15 +58,7 @@ fn rerun_rust(f: &Fixture, args: &[&str]) -> Run {
     let mut args: Vec<&str> = args.to_vec();
     args.extend(["--extra-env", "RUSTUP_TOOLCHAIN"]);
     let toolchain = active_toolchain();
-    f.run_with(
-        &plan(vec![create_mr(
-            "quartermaster/cargo",
-            &[greeting()],
-            "batch",
-        )]),
-        &args,
-        &[("RUSTUP_TOOLCHAIN", &toolchain)],
-    )
+    f.run_with(&one_pr(), &args, &[("RUSTUP_TOOLCHAIN", &toolchain)])
 }
 
 fn check(tool: &str, file: &str, declared: &str, rule: &str, found: &str, verdict: &str) -> Value {
@@ -176,14 +168,7 @@ fn a_matching_declaration_is_a_match() {
 #[test]
 fn a_bad_policy_is_refused() {
     let f = Fixture::new();
-    let run = f.run(
-        &plan(vec![create_mr(
-            "quartermaster/cargo",
-            &[greeting()],
-            "batch",
-        )]),
-        &["--toolchain-policy", "strict"],
-    );
+    let run = f.run(&one_pr(), &["--toolchain-policy", "strict"]);
     assert_eq!(run.code, 2, "{}", run.said());
     assert!(
         run.stderr
@@ -197,23 +182,15 @@ fn a_bad_policy_is_refused() {
 /// not found there, and the commands fail rather than download.
 #[test]
 fn rustup_installs_nothing_by_default() {
-    if !tool_present(&["rustup", "--version"]) {
+    let Some(f) = Fixture::with_tool(&["rustup", "--version"]) else {
         return;
-    }
-    let f = Fixture::new();
+    };
     f.commit_file(
         "main",
         "rust-toolchain.toml",
         "[toolchain]\nchannel = \"1.70.0\"\n",
     );
-    let run = f.run(
-        &plan(vec![create_mr(
-            "quartermaster/cargo",
-            &[greeting()],
-            "batch",
-        )]),
-        &[],
-    );
+    let run = f.run(&one_pr(), &[]);
     assert_eq!(run.status(0), "failed", "{}", run.said());
     let checks = &run.action(0)["toolchains"];
     assert_eq!(checks[0]["found"], Value::Null, "{}", run.said());
@@ -229,14 +206,10 @@ fn rustup_installs_nothing_by_default() {
 /// mismatch is recorded.
 #[test]
 fn go_fetches_no_toolchain_by_default() {
-    if !tool_present(&["go", "version"]) {
+    let Some(f) = Fixture::with_tool(&["go", "version"]) else {
         return;
-    }
-    let f = Fixture::new();
-    let proxy = GoProxy::new(&f, "example.com/lib");
-    proxy.publish("v1.0.0");
-    f.add_go_app(&proxy, "example.com/lib", "v1.0.0");
-    proxy.publish("v1.0.1");
+    };
+    let proxy = GoProxy::lib_app(&f);
     let go_mod = f
         .show("main", "go.mod")
         .replace("go 1.19\n", "go 1.99\n\ntoolchain go1.99.0\n");
@@ -301,10 +274,7 @@ fn node_and_npm_declarations_are_checked_in_the_sandbox() {
         version_of(&["npm", "--version"]),
     );
     let f = Fixture::new();
-    let registry = NpmRegistry::start("async");
-    registry.publish("3.2.5");
-    f.add_npm_app(&registry, &[("async", "^3.2.5")]);
-    registry.publish("3.2.6");
+    let registry = NpmRegistry::async_app(&f);
     let mut manifest: Value = serde_json::from_str(&f.show("main", "package.json")).unwrap();
     manifest["engines"] = json!({"node": ">=14 || ^12.22", "npm": ">=6"});
     manifest["packageManager"] = json!(format!("npm@{npm}"));
@@ -321,10 +291,7 @@ fn node_and_npm_declarations_are_checked_in_the_sandbox() {
     );
     action["commands"] = json!(["npm update async"]);
     action["test_command"] = json!("npm test");
-    let mut npm_plan = plan(vec![action]);
-    npm_plan["repo_context"]["ecosystems"] = json!(["npm"]);
-    npm_plan["repo_context"]["test_command"] = json!("npm test");
-    npm_plan["repo_context"]["lock_files"] = json!(["package-lock.json"]);
+    let npm_plan = plan_tested_by("npm", "package-lock.json", "npm test", vec![action]);
     let npmrc = format!("npmrc={}", f.npmrc(&registry).display());
     let run = f.run_with(
         &npm_plan,

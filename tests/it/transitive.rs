@@ -9,15 +9,7 @@ use serde_json::{Value, json};
 /// Adds `files` to the default branch, then a Cargo.lock for `dir` resolved against the local
 /// registry, with `pins` (`cargo update` arguments) applied.
 fn add_cargo_project(f: &Fixture, dir: &str, files: &[(&str, &str)], pins: &[&[&str]]) {
-    let work = f.root.path().join(format!("work-{dir}"));
-    sh(
-        f.root.path(),
-        &format!(
-            "git clone -q file://{} {}",
-            f.remote.display(),
-            work.display()
-        ),
-    );
+    let work = f.clone_main(&format!("work-{dir}"));
     for (path, text) in files {
         let path = work.join(dir).join(path);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -292,10 +284,9 @@ fn run_npm(f: &Fixture, registry: &NpmRegistry, plan: &Value) -> Run {
 /// declares").
 #[test]
 fn npm_update_of_a_transitive_package_lands() {
-    if !tool_present(&["npm", "--version"]) {
+    let Some(f) = Fixture::with_tool(&["npm", "--version"]) else {
         return;
-    }
-    let f = Fixture::new();
+    };
     let registry = node_app(&f, &["npm", "install", "--package-lock-only"]);
     let plan = npm_plan("npm", "child", "npm update child");
     let (code, text) = validate(&f, &plan, None);
@@ -318,10 +309,9 @@ fn npm_update_of_a_transitive_package_lands() {
 /// An npm plan in a pnpm project is told that the project is pnpm's, before anything runs.
 #[test]
 fn a_plan_naming_the_wrong_ecosystem_is_told_so() {
-    if !tool_present(&["pnpm", "--version"]) {
+    let Some(f) = Fixture::with_tool(&["pnpm", "--version"]) else {
         return;
-    }
-    let f = Fixture::new();
+    };
     let registry = node_app(&f, &["pnpm", "install", "--lockfile-only"]);
     let run = run_npm(
         &f,

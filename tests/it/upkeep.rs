@@ -245,16 +245,7 @@ fn pr_number(run: &Run, action: usize) -> u64 {
 
 /// A human updates packages on `main` (clone, `cargo update`, push); the new Cargo.lock.
 fn human_updates_main(f: &Fixture, packages: &[(&str, &str)]) -> String {
-    let work = f.root.path().join("human-main");
-    let _ = std::fs::remove_dir_all(&work);
-    sh(
-        f.root.path(),
-        &format!(
-            "git clone -q file://{} {}",
-            f.remote.display(),
-            work.display()
-        ),
-    );
+    let work = f.clone_main("human-main");
     for (package, version) in packages {
         succeed(
             std::process::Command::new("cargo")
@@ -425,6 +416,22 @@ fn retried(run: &Run) -> u64 {
     retry["pull_request"].as_u64().unwrap()
 }
 
+/// Week 1 opens the greeting PR; then a human updates greeting on `main`. The PR's number.
+fn greeting_pr_then_main_has_it(f: &Fixture) -> u64 {
+    let week1 = f.run(
+        &plan(vec![create_mr(
+            "quartermaster/greeting",
+            &[greeting()],
+            "batch",
+        )]),
+        &[],
+    );
+    assert_eq!(week1.code, 0, "{}", week1.said());
+    let number = pr_number(&week1, 0);
+    human_updates_main(f, &[("greeting", "1.0.1")]);
+    number
+}
+
 fn dashboard_number(f: &Fixture) -> u64 {
     f.issues()
         .into_iter()
@@ -443,17 +450,7 @@ fn dashboard_number(f: &Fixture) -> u64 {
 #[test]
 fn upkeep_obeys_dry_run_and_only() {
     let f = Fixture::new();
-    let week1 = f.run(
-        &plan(vec![create_mr(
-            "quartermaster/greeting",
-            &[greeting()],
-            "batch",
-        )]),
-        &[],
-    );
-    assert_eq!(week1.code, 0, "{}", week1.said());
-    let number = pr_number(&week1, 0);
-    human_updates_main(&f, &[("greeting", "1.0.1")]);
+    let number = greeting_pr_then_main_has_it(&f);
     let before = (f.pulls(), f.issues(), f.branches());
     let two_skips = plan(vec![skip(), skip()]);
 
@@ -483,16 +480,7 @@ fn upkeep_obeys_dry_run_and_only() {
 #[test]
 fn a_forks_pr_with_a_record_is_never_looked_after() {
     let f = Fixture::on(Backend::Github);
-    let week1 = f.run(
-        &plan(vec![create_mr(
-            "quartermaster/greeting",
-            &[greeting()],
-            "batch",
-        )]),
-        &[],
-    );
-    assert_eq!(week1.code, 0, "{}", week1.said());
-    let ours = pr_number(&week1, 0);
+    let ours = greeting_pr_then_main_has_it(&f);
     let body = pull(&f, ours)["body"].as_str().unwrap().to_string();
     let fork = f.seed_fork_pull("quartermaster/greeting-fork", &["quartermaster"]);
     f.github()
@@ -503,7 +491,6 @@ fn a_forks_pr_with_a_record_is_never_looked_after() {
         .get_mut(&fork)
         .unwrap()
         .body = body;
-    human_updates_main(&f, &[("greeting", "1.0.1")]);
 
     let week2 = f.run(&plan(vec![skip()]), &[]);
     assert_eq!(week2.code, 0, "{}", week2.said());

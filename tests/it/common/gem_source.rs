@@ -23,6 +23,15 @@ pub struct GemSource {
 }
 
 impl GemSource {
+    /// A source serving `lib` 1.0.0, and an app on the default branch whose Gemfile asks for
+    /// `~> 1.0` and whose Gemfile.lock has 1.0.0 from it.
+    pub fn lib_app(fixture: &Fixture) -> Self {
+        let source = Self::start(fixture, "lib");
+        source.publish("1.0.0");
+        fixture.add_bundle_app(&source, "~> 1.0");
+        source
+    }
+
     /// A source in `fixture`'s root serving the gem `name` with no version yet.
     pub fn start(fixture: &Fixture, name: &str) -> Self {
         let root = fixture.root.path().join("gem-source");

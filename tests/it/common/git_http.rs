@@ -77,6 +77,15 @@ fn serve(
         let _ = request.respond(response);
         return;
     }
+    let out = http_backend(&mut request, root, user);
+    let response = cgi_response(out).unwrap_or_else(|| {
+        tiny_http::Response::from_string("bad CGI answer").with_status_code(500)
+    });
+    let _ = request.respond(response);
+}
+
+/// Runs `git http-backend` on the request as a CGI; what it printed, headers and body.
+fn http_backend(request: &mut tiny_http::Request, root: &PathBuf, user: &str) -> Vec<u8> {
     let url = request.url().to_string();
     let (path, query) = url.split_once('?').unwrap_or((&url, ""));
     let mut body = Vec::new();
@@ -101,7 +110,7 @@ fn serve(
         ("Content-Encoding", "HTTP_CONTENT_ENCODING"),
         ("Git-Protocol", "GIT_PROTOCOL"),
     ] {
-        if let Some(v) = header(&request, name) {
+        if let Some(v) = header(request, name) {
             cgi.env(var, v);
         }
     }
@@ -114,16 +123,16 @@ fn serve(
     child.stdout.take().unwrap().read_to_end(&mut out).unwrap();
     let _ = writer.join();
     let _ = child.wait();
-    let split = out
+    out
+}
+
+/// A CGI answer as an HTTP response: its `Status` and other headers, then its body.
+fn cgi_response(out: Vec<u8>) -> Option<tiny_http::Response<std::io::Cursor<Vec<u8>>>> {
+    let (at, gap) = out
         .windows(4)
         .position(|w| w == b"\r\n\r\n")
         .map(|i| (i, 4))
-        .or_else(|| out.windows(2).position(|w| w == b"\n\n").map(|i| (i, 2)));
-    let Some((at, gap)) = split else {
-        let _ = request
-            .respond(tiny_http::Response::from_string("bad CGI answer").with_status_code(500));
-        return;
-    };
+        .or_else(|| out.windows(2).position(|w| w == b"\n\n").map(|i| (i, 2)))?;
     let head = String::from_utf8_lossy(&out[..at]).into_owned();
     let payload = out[at + gap..].to_vec();
     let mut status = 200;
@@ -140,5 +149,5 @@ fn serve(
             response.add_header(h);
         }
     }
-    let _ = request.respond(response.with_status_code(status));
+    Some(response.with_status_code(status))
 }

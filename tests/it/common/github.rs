@@ -4,11 +4,12 @@
 //! branches are pushed to. Faults can be queued: answered before the request takes effect, or
 //! after (GitHub did the work, the answer was lost).
 
+use super::fake_forge::{Api, FakeForge, Page, header, query, templates, uri};
+use super::github_api::strings;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
-use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
+use wiremock::{Request, ResponseTemplate};
 
 pub const OWNER: &str = "octo";
 pub const REPO: &str = "hello";
@@ -40,27 +41,7 @@ pub struct Pull {
     pub created_at: String,
 }
 
-#[derive(Debug, Clone)]
-pub struct Issue {
-    pub number: u64,
-    pub state: &'static str,
-    pub title: String,
-    pub body: String,
-    pub labels: Vec<String>,
-}
-
-#[derive(Debug, Clone)]
-pub struct Fault {
-    pub method: &'static str,
-    /// The request path must end with this.
-    pub path_suffix: String,
-    pub status: u16,
-    pub headers: Vec<(&'static str, String)>,
-    pub body: Value,
-    pub times: usize,
-    /// Apply the request, then answer with the fault.
-    pub after_effect: bool,
-}
+pub use super::fake_forge::{Fault, Issue};
 
 pub struct State {
     pub token: String,
@@ -80,10 +61,7 @@ pub struct State {
     pub(super) templates: Value,
 }
 
-pub struct FakeGithub {
-    pub server: MockServer,
-    pub state: Arc<Mutex<State>>,
-}
+pub type FakeGithub = FakeForge<State>;
 
 /// One request as the fake saw it.
 #[derive(Debug, Clone, PartialEq)]
@@ -97,15 +75,7 @@ pub struct Seen {
 
 impl FakeGithub {
     pub async fn start(token: &str, git_dir: PathBuf) -> Self {
-        let templates: Value = serde_json::from_slice(
-            &std::fs::read(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/tests/fixtures/github-openapi-examples.json"
-            ))
-            .unwrap(),
-        )
-        .unwrap();
-        let state = Arc::new(Mutex::new(State {
+        FakeForge::serve(State {
             token: token.to_string(),
             tamper: false,
             api_commits: Vec::new(),
@@ -116,57 +86,24 @@ impl FakeGithub {
             next_comment: 1000,
             faults: Vec::new(),
             git_dir,
-            templates,
-        }));
-        let server = MockServer::start().await;
-        Mock::given(wiremock::matchers::any())
-            .respond_with(Handler(state.clone()))
-            .mount(&server)
-            .await;
-        Self { server, state }
-    }
-
-    pub fn uri(&self) -> String {
-        self.server.uri()
+            templates: templates("github-openapi-examples.json"),
+        })
+        .await
     }
 
     pub async fn requests(&self) -> Vec<Seen> {
-        self.server
-            .received_requests()
+        self.received()
             .await
-            .unwrap_or_default()
             .into_iter()
             .map(|r| Seen {
                 method: r.method.to_string(),
-                uri: match r.url.query() {
-                    Some(q) => format!("{}?{q}", r.url.path()),
-                    None => r.url.path().to_string(),
-                },
+                uri: uri(&r),
                 body: serde_json::from_slice(&r.body).unwrap_or(Value::Null),
-                authorization: r
-                    .headers
-                    .get("authorization")
-                    .and_then(|v| v.to_str().ok())
-                    .unwrap_or_default()
-                    .to_string(),
+                authorization: header(&r, "authorization"),
             })
             .collect()
     }
-
-    pub async fn forget_requests(&self) {
-        self.server.reset().await;
-        Mock::given(wiremock::matchers::any())
-            .respond_with(Handler(self.state.clone()))
-            .mount(&self.server)
-            .await;
-    }
-
-    pub fn fault(&self, fault: Fault) {
-        self.state.lock().unwrap().faults.push(fault);
-    }
 }
-
-struct Handler(Arc<Mutex<State>>);
 
 pub(super) fn error(status: u16, message: &str) -> ResponseTemplate {
     ResponseTemplate::new(status).set_body_json(json!({
@@ -176,54 +113,54 @@ pub(super) fn error(status: u16, message: &str) -> ResponseTemplate {
     }))
 }
 
-impl Respond for Handler {
-    fn respond(&self, request: &Request) -> ResponseTemplate {
-        let mut st = self.0.lock().unwrap();
-        let auth = request
-            .headers
-            .get("authorization")
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or_default();
-        if auth != format!("Bearer {}", st.token) {
-            return error(401, "Bad credentials");
-        }
-        let method = request.method.as_str().to_string();
-        let path = request.url.path().to_string();
-        if let Some(f) = st.take_fault(&method, &path, false) {
-            return f;
-        }
-        let query: BTreeMap<String, String> = request.url.query_pairs().into_owned().collect();
+/// A request to the repository's API, as the routes take it.
+#[derive(Clone, Copy)]
+struct Call<'a> {
+    method: &'a str,
+    /// The path below `/repos/{owner}/{repo}`, by segment.
+    parts: &'a [&'a str],
+    /// The number in the second segment, if any.
+    number: Option<u64>,
+    query: &'a BTreeMap<String, String>,
+    body: &'a Value,
+}
+
+impl<'a> Call<'a> {
+    fn fields(
+        self,
+    ) -> (
+        &'a str,
+        &'a [&'a str],
+        Option<u64>,
+        &'a BTreeMap<String, String>,
+        &'a Value,
+    ) {
+        (self.method, self.parts, self.number, self.query, self.body)
+    }
+}
+
+impl Api for State {
+    fn refuse(&self, request: &Request) -> Option<ResponseTemplate> {
+        (header(request, "authorization") != format!("Bearer {}", self.token))
+            .then(|| error(401, "Bad credentials"))
+    }
+
+    fn faults(&mut self) -> &mut Vec<Fault> {
+        &mut self.faults
+    }
+
+    fn answer(&mut self, request: &Request) -> ResponseTemplate {
+        let path = request.url.path();
         let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
-        let base = format!("{}://{}", request.url.scheme(), request.url.authority());
-        let response = if path.ends_with("/graphql") {
-            st.graphql(&body)
-        } else {
-            st.route(&method, &path, &query, &body, &base)
-        };
-        if let Some(f) = st.take_fault(&method, &path, true) {
-            return f;
+        if path.ends_with("/graphql") {
+            return self.graphql(&body);
         }
-        response
+        let base = format!("{}://{}", request.url.scheme(), request.url.authority());
+        self.route(request.method.as_str(), path, &query(request), &body, &base)
     }
 }
 
 impl State {
-    fn take_fault(&mut self, method: &str, path: &str, after: bool) -> Option<ResponseTemplate> {
-        let i = self.faults.iter().position(|f| {
-            f.method == method
-                && path.ends_with(&f.path_suffix)
-                && f.after_effect == after
-                && f.times > 0
-        })?;
-        let f = &mut self.faults[i];
-        f.times -= 1;
-        let mut t = ResponseTemplate::new(f.status).set_body_json(f.body.clone());
-        for (k, v) in &f.headers {
-            t = t.insert_header(*k, v.as_str());
-        }
-        Some(t)
-    }
-
     pub(super) fn label(&self, name: &str) -> Value {
         let mut l = self.templates["label"].clone();
         l["name"] = json!(name);
@@ -320,27 +257,16 @@ impl State {
     }
 
     fn commits_json(&self, p: &Pull) -> Value {
-        let out = std::process::Command::new("git")
-            .arg("--git-dir")
-            .arg(&self.git_dir)
-            .args([
-                "log",
-                "--format=%H%x00%an%x00%ae%x00%cn%x00%ce",
-                &format!("{}..{}", p.base, p.head),
-            ])
-            .output()
-            .unwrap();
-        let commits: Vec<Value> = String::from_utf8_lossy(&out.stdout)
-            .lines()
+        let commits: Vec<Value> = super::fake_forge::commits(&self.git_dir, &p.base, &p.head)
+            .into_iter()
             .rev()
-            .map(|line| {
-                let f: Vec<&str> = line.split('\0').collect();
+            .map(|[sha, author, author_email, committer, committer_email]| {
                 let mut c = self.templates["commit"].clone();
-                c["sha"] = json!(f[0]);
-                c["commit"]["author"]["name"] = json!(f[1]);
-                c["commit"]["author"]["email"] = json!(f[2]);
-                c["commit"]["committer"]["name"] = json!(f[3]);
-                c["commit"]["committer"]["email"] = json!(f[4]);
+                c["sha"] = json!(sha);
+                c["commit"]["author"]["name"] = json!(author);
+                c["commit"]["author"]["email"] = json!(author_email);
+                c["commit"]["committer"]["name"] = json!(committer);
+                c["commit"]["committer"]["email"] = json!(committer_email);
                 c
             })
             .collect();
@@ -376,75 +302,92 @@ impl State {
             return error(404, "Not Found");
         };
         let parts: Vec<&str> = rest.split('/').filter(|p| !p.is_empty()).collect();
-        let number = |i: usize| parts.get(i).and_then(|n| n.parse::<u64>().ok());
-        let strings = |v: &Value| -> Vec<String> {
-            v.as_array()
-                .map(|a| {
-                    a.iter()
-                        .filter_map(|x| x.as_str().map(String::from))
-                        .collect()
-                })
-                .unwrap_or_default()
+        let number = parts.get(1).and_then(|n| n.parse::<u64>().ok());
+        let call = Call {
+            method,
+            parts: &parts,
+            number,
+            query,
+            body,
         };
         match (method, parts.as_slice()) {
-            ("GET", ["pulls"]) => {
-                let head = query.get("head").cloned().unwrap_or_default();
-                let state = query.get("state").map(String::as_str).unwrap_or("open");
-                let ascending = query.get("direction").is_some_and(|d| d == "asc");
-                let mut pulls: Vec<&Pull> = self.pulls.values().collect();
-                if !ascending {
-                    pulls.reverse();
-                }
-                let mut list: Vec<Value> = pulls
-                    .into_iter()
-                    .filter(|p| head.is_empty() || format!("{}:{}", head_owner(p), p.head) == head)
-                    .filter(|p| state == "all" || p.state == state)
-                    .map(|p| self.pull_json(p, true))
-                    .collect();
-                let per_page = query
-                    .get("per_page")
-                    .and_then(|p| p.parse().ok())
-                    .unwrap_or(30);
-                list.truncate(per_page);
-                ResponseTemplate::new(200).set_body_json(list)
+            (_, ["pulls", ..]) => self.route_pulls(call),
+            (_, ["issues", _, "comments"]) => {
+                let next = format!("{base}{path}");
+                self.route_comments(method, number, query, body, &next)
             }
-            ("POST", ["pulls"]) => {
-                let head = body["head"].as_str().unwrap_or_default().to_string();
-                if head.is_empty() || body["base"].as_str().is_none() {
-                    return error(422, "Validation Failed");
-                }
-                if self
-                    .pulls
-                    .values()
-                    .any(|p| p.head == head && !p.fork && p.state == "open")
-                {
-                    return ResponseTemplate::new(422).set_body_json(json!({
-                        "message": "Validation Failed",
-                        "errors": [{"resource": "PullRequest", "code": "custom", "message": format!("A pull request already exists for {OWNER}:{head}.")}],
-                        "documentation_url": "https://docs.github.com/rest/pulls/pulls#create-a-pull-request",
-                        "status": "422"
-                    }));
-                }
-                let number = self.next;
-                self.next += 1;
-                let mut p = Pull::new(
-                    number,
-                    &head,
-                    body["title"].as_str().unwrap_or_default().into(),
-                    body["body"].as_str().unwrap_or_default().into(),
-                );
-                p.base = body["base"].as_str().unwrap_or_default().into();
-                p.draft = body["draft"].as_bool().unwrap_or(false);
-                let v = self.pull_json(&p, false);
-                self.pulls.insert(number, p);
-                ResponseTemplate::new(201).set_body_json(v)
-            }
-            ("GET", ["pulls", _]) => match number(1).and_then(|n| self.pulls.get(&n)) {
+            (_, ["issues", ..]) => self.route_issues(call),
+            _ => self.route_git_and_people(method, &parts, body),
+        }
+    }
+
+    /// `GET /pulls`: filtered by head and state, oldest first when asked, one page.
+    fn list_pulls(&self, query: &BTreeMap<String, String>) -> ResponseTemplate {
+        let head = query.get("head").cloned().unwrap_or_default();
+        let state = query.get("state").map(String::as_str).unwrap_or("open");
+        let ascending = query.get("direction").is_some_and(|d| d == "asc");
+        let mut pulls: Vec<&Pull> = self.pulls.values().collect();
+        if !ascending {
+            pulls.reverse();
+        }
+        let mut list: Vec<Value> = pulls
+            .into_iter()
+            .filter(|p| head.is_empty() || format!("{}:{}", head_owner(p), p.head) == head)
+            .filter(|p| state == "all" || p.state == state)
+            .map(|p| self.pull_json(p, true))
+            .collect();
+        let per_page = query
+            .get("per_page")
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(30);
+        list.truncate(per_page);
+        ResponseTemplate::new(200).set_body_json(list)
+    }
+
+    /// `POST /pulls`: refused when the branch already has an open PR of this repository.
+    fn create_pull(&mut self, body: &Value) -> ResponseTemplate {
+        let head = body["head"].as_str().unwrap_or_default().to_string();
+        if head.is_empty() || body["base"].as_str().is_none() {
+            return error(422, "Validation Failed");
+        }
+        if self
+            .pulls
+            .values()
+            .any(|p| p.head == head && !p.fork && p.state == "open")
+        {
+            return ResponseTemplate::new(422).set_body_json(json!({
+                "message": "Validation Failed",
+                "errors": [{"resource": "PullRequest", "code": "custom", "message": format!("A pull request already exists for {OWNER}:{head}.")}],
+                "documentation_url": "https://docs.github.com/rest/pulls/pulls#create-a-pull-request",
+                "status": "422"
+            }));
+        }
+        let number = self.next;
+        self.next += 1;
+        let mut p = Pull::new(
+            number,
+            &head,
+            body["title"].as_str().unwrap_or_default().into(),
+            body["body"].as_str().unwrap_or_default().into(),
+        );
+        p.base = body["base"].as_str().unwrap_or_default().into();
+        p.draft = body["draft"].as_bool().unwrap_or(false);
+        let v = self.pull_json(&p, false);
+        self.pulls.insert(number, p);
+        ResponseTemplate::new(201).set_body_json(v)
+    }
+
+    fn route_pulls(&mut self, call: Call) -> ResponseTemplate {
+        let (method, parts, number, query, body) = call.fields();
+        match (method, parts) {
+            ("GET", ["pulls"]) => self.list_pulls(query),
+            ("POST", ["pulls"]) => self.create_pull(body),
+            ("GET", ["pulls", _]) => match number.and_then(|n| self.pulls.get(&n)) {
                 Some(p) => ResponseTemplate::new(200).set_body_json(self.pull_json(p, false)),
                 None => error(404, "Not Found"),
             },
             ("PATCH", ["pulls", _]) => {
-                let Some(p) = number(1).and_then(|n| self.pulls.get_mut(&n)) else {
+                let Some(p) = number.and_then(|n| self.pulls.get_mut(&n)) else {
                     return error(404, "Not Found");
                 };
                 if let Some(t) = body["title"].as_str() {
@@ -459,10 +402,17 @@ impl State {
                 let p = p.clone();
                 ResponseTemplate::new(200).set_body_json(self.pull_json(&p, false))
             }
-            ("GET", ["pulls", _, "commits"]) => match number(1).and_then(|n| self.pulls.get(&n)) {
+            ("GET", ["pulls", _, "commits"]) => match number.and_then(|n| self.pulls.get(&n)) {
                 Some(p) => ResponseTemplate::new(200).set_body_json(self.commits_json(p)),
                 None => error(404, "Not Found"),
             },
+            _ => self.route_git_and_people(method, parts, body),
+        }
+    }
+
+    fn route_issues(&mut self, call: Call) -> ResponseTemplate {
+        let (method, parts, number, query, body) = call.fields();
+        match (method, parts) {
             ("GET", ["issues"]) => {
                 let labels: Vec<String> = query
                     .get("labels")
@@ -506,12 +456,12 @@ impl State {
                 );
                 ResponseTemplate::new(201).set_body_json(self.issue_json(number).unwrap())
             }
-            ("GET", ["issues", _]) => match number(1).and_then(|n| self.issue_json(n)) {
+            ("GET", ["issues", _]) => match number.and_then(|n| self.issue_json(n)) {
                 Some(v) => ResponseTemplate::new(200).set_body_json(v),
                 None => error(404, "Not Found"),
             },
             ("PATCH", ["issues", _]) => {
-                let Some(i) = number(1).and_then(|n| self.issues.get_mut(&n)) else {
+                let Some(i) = number.and_then(|n| self.issues.get_mut(&n)) else {
                     return error(404, "Not Found");
                 };
                 if let Some(b) = body["body"].as_str() {
@@ -521,43 +471,46 @@ impl State {
                 ResponseTemplate::new(200).set_body_json(self.issue_json(n).unwrap())
             }
             ("POST", ["issues", _, "labels"]) => {
-                match number(1).and_then(|n| self.add_labels(n, &strings(&body["labels"]))) {
+                match number.and_then(|n| self.add_labels(n, &strings(&body["labels"]))) {
                     Some(all) => ResponseTemplate::new(200)
                         .set_body_json(all.iter().map(|l| self.label(l)).collect::<Vec<_>>()),
                     None => error(404, "Not Found"),
                 }
             }
-            ("GET", ["issues", _, "comments"]) => {
-                let Some(n) = number(1).filter(|n| self.issue_json(*n).is_some()) else {
+            _ => self.route_git_and_people(method, parts, body),
+        }
+    }
+
+    /// An issue's or PR's comments; `next` is the listing's own address, for the `link` header.
+    fn route_comments(
+        &mut self,
+        method: &str,
+        number: Option<u64>,
+        query: &BTreeMap<String, String>,
+        body: &Value,
+        next: &str,
+    ) -> ResponseTemplate {
+        match method {
+            "GET" => {
+                let Some(n) = number.filter(|n| self.issue_json(*n).is_some()) else {
                     return error(404, "Not Found");
                 };
                 let all = self.comments.get(&n).cloned().unwrap_or_default();
-                let per_page: usize = query
-                    .get("per_page")
-                    .and_then(|p| p.parse().ok())
-                    .unwrap_or(30);
-                let page: usize = query.get("page").and_then(|p| p.parse().ok()).unwrap_or(1);
-                let slice: Vec<Value> = all
-                    .iter()
-                    .skip((page - 1) * per_page)
-                    .take(per_page)
+                let page = Page::of(query, 30);
+                let slice: Vec<Value> = page
+                    .slice(&all)
                     .map(|(id, b)| self.comment_json(n, *id, b))
                     .collect();
                 let mut t = ResponseTemplate::new(200).set_body_json(slice);
-                if page * per_page < all.len() {
-                    t = t.insert_header(
-                        "link",
-                        format!(
-                            "<{base}{path}?per_page={per_page}&page={}>; rel=\"next\"",
-                            page + 1
-                        )
-                        .as_str(),
-                    );
+                if page.has_next(all.len()) {
+                    let (per_page, after) = (page.per_page, page.number + 1);
+                    let link = format!("<{next}?per_page={per_page}&page={after}>; rel=\"next\"");
+                    t = t.insert_header("link", link.as_str());
                 }
                 t
             }
-            ("POST", ["issues", _, "comments"]) => {
-                let Some(n) = number(1).filter(|n| self.issue_json(*n).is_some()) else {
+            "POST" => {
+                let Some(n) = number.filter(|n| self.issue_json(*n).is_some()) else {
                     return error(404, "Not Found");
                 };
                 let id = self.next_comment;
@@ -566,7 +519,7 @@ impl State {
                 self.comments.entry(n).or_default().push((id, text.clone()));
                 ResponseTemplate::new(201).set_body_json(self.comment_json(n, id, &text))
             }
-            _ => self.route_git_and_people(method, &parts, body),
+            _ => error(404, "Not Found"),
         }
     }
 }

@@ -2,6 +2,7 @@
 //! and the Git database endpoints (blobs, trees, commits), which write real objects into the bare
 //! repository the branches live in, the way GitHub makes (and signs) commits of its own.
 
+use super::fake_forge::{Seed, owned};
 use super::github::{Issue, OWNER, Pull, REPO, State, error};
 use base64::Engine as _;
 use serde_json::{Value, json};
@@ -48,7 +49,7 @@ fn team(slug: &str) -> Value {
            "repositories_url": format!("https://api.github.com/teams/{slug}/repos")})
 }
 
-fn strings(v: &Value) -> Vec<String> {
+pub(super) fn strings(v: &Value) -> Vec<String> {
     v.as_array()
         .map(|a| {
             a.iter()
@@ -369,35 +370,26 @@ impl State {
             .unwrap_or_default()
     }
 
-    pub fn seed_pull(&mut self, head: &str, labels: &[&str]) -> u64 {
+    pub fn seed_issue(&mut self, labels: &[&str]) -> u64 {
+        let number = self.next;
+        self.next += 1;
+        self.issues
+            .insert(number, Issue::by_a_human(number, "open", labels));
+        number
+    }
+}
+
+impl Seed for State {
+    fn seed_pull(&mut self, head: &str, labels: &[&str]) -> u64 {
         let number = self.next;
         self.next += 1;
         let mut p = Pull::new(number, head, format!("PR on {head}"), String::new());
-        p.labels = labels.iter().map(|l| l.to_string()).collect();
+        p.labels = owned(labels);
         self.pulls.insert(number, p);
         number
     }
 
-    /// A PR from a fork whose branch has the same name as one of ours.
-    pub fn seed_fork_pull(&mut self, head: &str, labels: &[&str]) -> u64 {
-        let number = self.seed_pull(head, labels);
+    fn mark_fork(&mut self, number: u64) {
         self.pulls.get_mut(&number).unwrap().fork = true;
-        number
-    }
-
-    pub fn seed_issue(&mut self, labels: &[&str]) -> u64 {
-        let number = self.next;
-        self.next += 1;
-        self.issues.insert(
-            number,
-            Issue {
-                number,
-                state: "open",
-                title: "A human's issue".into(),
-                body: String::new(),
-                labels: labels.iter().map(|l| l.to_string()).collect(),
-            },
-        );
-        number
     }
 }

@@ -3,11 +3,11 @@
 //! numbers, branches, labels and bodies. MRs and issues are numbered separately, as on GitLab. MR
 //! commits come from the real git repository the branches are pushed to.
 
+use super::fake_forge::{Api, FakeForge, Page, Seed, header, owned, query, templates, uri};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
-use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
+use wiremock::{Request, ResponseTemplate};
 
 pub const PROJECT_ID: u64 = 42;
 /// The project fork MRs come from.
@@ -31,24 +31,7 @@ pub struct Mr {
     pub created_at: String,
 }
 
-#[derive(Debug, Clone)]
-pub struct Issue {
-    pub iid: u64,
-    pub state: &'static str,
-    pub title: String,
-    pub description: String,
-    pub labels: Vec<String>,
-}
-
-#[derive(Debug, Clone)]
-pub struct Fault {
-    pub method: &'static str,
-    pub path_suffix: String,
-    pub status: u16,
-    pub headers: Vec<(&'static str, String)>,
-    pub body: Value,
-    pub times: usize,
-}
+pub use super::fake_forge::{Fault, Issue};
 
 pub struct State {
     pub token: String,
@@ -66,10 +49,7 @@ pub struct State {
     pub(super) templates: Value,
 }
 
-pub struct FakeGitlab {
-    pub server: MockServer,
-    pub state: Arc<Mutex<State>>,
-}
+pub type FakeGitlab = FakeForge<State>;
 
 /// One request as the fake saw it.
 #[derive(Debug, Clone, PartialEq)]
@@ -83,15 +63,7 @@ pub struct Seen {
 
 impl FakeGitlab {
     pub async fn start(token: &str, git_dir: PathBuf) -> Self {
-        let templates: Value = serde_json::from_slice(
-            &std::fs::read(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/tests/fixtures/gitlab-api-examples.json"
-            ))
-            .unwrap(),
-        )
-        .unwrap();
-        let state = Arc::new(Mutex::new(State {
+        FakeForge::serve(State {
             token: token.to_string(),
             tamper: false,
             api_commits: Vec::new(),
@@ -101,93 +73,44 @@ impl FakeGitlab {
             next_note: 500,
             faults: Vec::new(),
             git_dir,
-            templates,
-        }));
-        let server = MockServer::start().await;
-        Mock::given(wiremock::matchers::any())
-            .respond_with(Handler(state.clone()))
-            .mount(&server)
-            .await;
-        Self { server, state }
-    }
-
-    pub fn uri(&self) -> String {
-        self.server.uri()
+            templates: templates("gitlab-api-examples.json"),
+        })
+        .await
     }
 
     pub async fn requests(&self) -> Vec<Seen> {
-        self.server
-            .received_requests()
+        self.received()
             .await
-            .unwrap_or_default()
             .into_iter()
             .map(|r| Seen {
                 method: r.method.to_string(),
-                uri: match r.url.query() {
-                    Some(q) => format!("{}?{q}", r.url.path()),
-                    None => r.url.path().to_string(),
-                },
+                uri: uri(&r),
                 form: form_urlencoded::parse(&r.body).into_owned().collect(),
-                private_token: r
-                    .headers
-                    .get("private-token")
-                    .and_then(|v| v.to_str().ok())
-                    .unwrap_or_default()
-                    .to_string(),
+                private_token: header(&r, "private-token"),
             })
             .collect()
     }
-
-    pub async fn forget_requests(&self) {
-        self.server.reset().await;
-        Mock::given(wiremock::matchers::any())
-            .respond_with(Handler(self.state.clone()))
-            .mount(&self.server)
-            .await;
-    }
-
-    pub fn fault(&self, fault: Fault) {
-        self.state.lock().unwrap().faults.push(fault);
-    }
 }
-
-struct Handler(Arc<Mutex<State>>);
 
 pub(super) fn error(status: u16, message: &str) -> ResponseTemplate {
     ResponseTemplate::new(status).set_body_json(json!({ "message": message }))
 }
 
-impl Respond for Handler {
-    fn respond(&self, request: &Request) -> ResponseTemplate {
-        let mut st = self.0.lock().unwrap();
-        let token = request
-            .headers
-            .get("private-token")
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or_default();
-        if token != st.token {
-            return error(401, "401 Unauthorized");
-        }
-        let method = request.method.as_str().to_string();
-        let path = request.url.path().to_string();
-        if let Some(i) = st
-            .faults
-            .iter()
-            .position(|f| f.method == method && path.ends_with(&f.path_suffix) && f.times > 0)
-        {
-            let f = &mut st.faults[i];
-            f.times -= 1;
-            let mut t = ResponseTemplate::new(f.status).set_body_json(f.body.clone());
-            for (k, v) in &f.headers {
-                t = t.insert_header(*k, v.as_str());
-            }
-            return t;
-        }
-        let query: BTreeMap<String, String> = request.url.query_pairs().into_owned().collect();
+impl Api for State {
+    fn refuse(&self, request: &Request) -> Option<ResponseTemplate> {
+        (header(request, "private-token") != self.token).then(|| error(401, "401 Unauthorized"))
+    }
+
+    fn faults(&mut self) -> &mut Vec<Fault> {
+        &mut self.faults
+    }
+
+    fn answer(&mut self, request: &Request) -> ResponseTemplate {
         let pairs: Vec<(String, String)> =
             form_urlencoded::parse(&request.body).into_owned().collect();
         let form: BTreeMap<String, String> = pairs.iter().cloned().collect();
-        st.route(&method, &path, &query, (&form, &pairs))
+        let method = request.method.as_str();
+        self.route(method, request.url.path(), &query(request), (&form, &pairs))
     }
 }
 
@@ -237,16 +160,16 @@ impl State {
             "issue"
         }]
         .clone();
-        v["iid"] = json!(i.iid);
-        v["id"] = json!(2000 + i.iid);
+        v["iid"] = json!(i.number);
+        v["id"] = json!(2000 + i.number);
         v["project_id"] = json!(PROJECT_ID);
         v["title"] = json!(i.title);
-        v["description"] = json!(i.description);
+        v["description"] = json!(i.body);
         v["state"] = json!(i.state);
         v["labels"] = json!(i.labels);
         v["web_url"] = json!(format!(
             "https://gitlab.example.com/{PROJECT_PATH}/-/issues/{}",
-            i.iid
+            i.number
         ));
         v
     }
@@ -266,27 +189,16 @@ impl State {
     }
 
     fn commits_json(&self, m: &Mr) -> Value {
-        let out = std::process::Command::new("git")
-            .arg("--git-dir")
-            .arg(&self.git_dir)
-            .args([
-                "log",
-                "--format=%H%x00%an%x00%ae%x00%cn%x00%ce",
-                &format!("{}..{}", m.target, m.source),
-            ])
-            .output()
-            .unwrap();
-        let commits: Vec<Value> = String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .map(|line| {
-                let f: Vec<&str> = line.split('\0').collect();
+        let commits: Vec<Value> = super::fake_forge::commits(&self.git_dir, &m.target, &m.source)
+            .into_iter()
+            .map(|[id, author, author_email, committer, committer_email]| {
                 let mut c = self.templates["mr_commit"].clone();
-                c["id"] = json!(f[0]);
-                c["short_id"] = json!(&f[0][..8]);
-                c["author_name"] = json!(f[1]);
-                c["author_email"] = json!(f[2]);
-                c["committer_name"] = json!(f[3]);
-                c["committer_email"] = json!(f[4]);
+                c["short_id"] = json!(&id[..8]);
+                c["id"] = json!(id);
+                c["author_name"] = json!(author);
+                c["author_email"] = json!(author_email);
+                c["committer_name"] = json!(committer);
+                c["committer_email"] = json!(committer_email);
                 c
             })
             .collect();
@@ -299,26 +211,20 @@ impl State {
         query: &BTreeMap<String, String>,
     ) -> ResponseTemplate {
         let all = self.notes.get(&key).cloned().unwrap_or_default();
-        let per_page: usize = query
-            .get("per_page")
-            .and_then(|p| p.parse().ok())
-            .unwrap_or(20);
-        let page: usize = query.get("page").and_then(|p| p.parse().ok()).unwrap_or(1);
-        let slice: Vec<Value> = all
-            .iter()
-            .skip((page - 1) * per_page)
-            .take(per_page)
+        let page = Page::of(query, 20);
+        let slice: Vec<Value> = page
+            .slice(&all)
             .map(|(id, b)| self.note_json(key.0, key.1, *id, b))
             .collect();
-        let next = if page * per_page < all.len() {
-            (page + 1).to_string()
+        let next = if page.has_next(all.len()) {
+            (page.number + 1).to_string()
         } else {
             String::new()
         };
         ResponseTemplate::new(200)
             .set_body_json(slice)
             .insert_header("x-next-page", next.as_str())
-            .insert_header("x-page", page.to_string().as_str())
+            .insert_header("x-page", page.number.to_string().as_str())
     }
 
     fn add_note(&mut self, key: (&'static str, u64), body: &str) -> ResponseTemplate {
@@ -353,7 +259,7 @@ impl State {
             return error(404, "404 Project Not Found");
         };
         let parts: Vec<&str> = rest.split('/').filter(|p| !p.is_empty()).collect();
-        let iid = |i: usize| parts.get(i).and_then(|n| n.parse::<u64>().ok());
+        let iid = parts.get(1).and_then(|n| n.parse::<u64>().ok());
         match (method, parts.as_slice()) {
             ("GET", []) => {
                 let mut p = self.templates["project"].clone();
@@ -362,6 +268,81 @@ impl State {
                 p["default_branch"] = json!("main");
                 ResponseTemplate::new(200).set_body_json(p)
             }
+            (_, ["merge_requests", ..]) => {
+                self.route_mrs(method, &parts, iid, query, (form, pairs))
+            }
+            (_, ["issues", ..]) => self.route_issues(method, &parts, iid, query, form),
+            _ => self.route_more(method, &parts, pairs),
+        }
+    }
+
+    /// `POST /merge_requests`: refused when the branch already has an open MR of this project.
+    fn create_mr(&mut self, form: &BTreeMap<String, String>) -> ResponseTemplate {
+        let source = form.get("source_branch").cloned().unwrap_or_default();
+        if let Some(open) = self
+            .mrs
+            .values()
+            .find(|m| m.source == source && !m.fork && m.state == "opened")
+        {
+            return ResponseTemplate::new(409).set_body_json(json!({
+                "message": [format!("Another open merge request already exists for this source branch: !{}", open.iid)]
+            }));
+        }
+        let Some(title) = form.get("title") else {
+            return error(400, "400 (Bad request) \"title\" not given");
+        };
+        let iid = self.mrs.keys().max().map_or(1, |m| m + 1);
+        let mut m = Mr::new(
+            iid,
+            title.clone(),
+            form.get("description").cloned().unwrap_or_default(),
+            source,
+            form.get("target_branch").cloned().unwrap_or_default(),
+        );
+        m.labels = list(form.get("labels"));
+        let v = self.mr_json(&m, false);
+        self.mrs.insert(iid, m);
+        ResponseTemplate::new(201).set_body_json(v)
+    }
+
+    /// `PUT /merge_requests/:iid`: title, description, added labels, closing, people.
+    fn edit_mr(
+        &mut self,
+        iid: Option<u64>,
+        form: &BTreeMap<String, String>,
+        pairs: &[(String, String)],
+    ) -> ResponseTemplate {
+        let Some(m) = iid.and_then(|n| self.mrs.get_mut(&n)) else {
+            return error(404, "404 Not found");
+        };
+        if let Some(t) = form.get("title") {
+            m.title = t.clone();
+        }
+        if let Some(d) = form.get("description") {
+            m.description = d.clone();
+        }
+        for l in list(form.get("add_labels")) {
+            if !m.labels.contains(&l) {
+                m.labels.push(l);
+            }
+        }
+        if form.get("state_event").map(String::as_str) == Some("close") {
+            m.state = "closed";
+        }
+        super::gitlab_api::set_people(m, pairs);
+        let m = m.clone();
+        ResponseTemplate::new(200).set_body_json(self.mr_json(&m, false))
+    }
+
+    fn route_mrs(
+        &mut self,
+        method: &str,
+        parts: &[&str],
+        iid: Option<u64>,
+        query: &BTreeMap<String, String>,
+        (form, pairs): (&BTreeMap<String, String>, &[(String, String)]),
+    ) -> ResponseTemplate {
+        match (method, parts) {
             ("GET", ["merge_requests"]) => {
                 let state = query.get("state").map(String::as_str).unwrap_or("all");
                 let mut mrs: Vec<&Mr> = self.mrs.values().collect();
@@ -381,77 +362,41 @@ impl State {
                     .collect();
                 ResponseTemplate::new(200).set_body_json(list)
             }
-            ("POST", ["merge_requests"]) => {
-                let source = form.get("source_branch").cloned().unwrap_or_default();
-                if let Some(open) = self
-                    .mrs
-                    .values()
-                    .find(|m| m.source == source && !m.fork && m.state == "opened")
-                {
-                    return ResponseTemplate::new(409).set_body_json(json!({
-                        "message": [format!("Another open merge request already exists for this source branch: !{}", open.iid)]
-                    }));
-                }
-                let Some(title) = form.get("title") else {
-                    return error(400, "400 (Bad request) \"title\" not given");
-                };
-                let iid = self.mrs.keys().max().map_or(1, |m| m + 1);
-                let mut m = Mr::new(
-                    iid,
-                    title.clone(),
-                    form.get("description").cloned().unwrap_or_default(),
-                    source,
-                    form.get("target_branch").cloned().unwrap_or_default(),
-                );
-                m.labels = list(form.get("labels"));
-                let v = self.mr_json(&m, false);
-                self.mrs.insert(iid, m);
-                ResponseTemplate::new(201).set_body_json(v)
-            }
-            ("GET", ["merge_requests", _]) => match iid(1).and_then(|n| self.mrs.get(&n)) {
+            ("POST", ["merge_requests"]) => self.create_mr(form),
+            ("GET", ["merge_requests", _]) => match iid.and_then(|n| self.mrs.get(&n)) {
                 Some(m) => ResponseTemplate::new(200).set_body_json(self.mr_json(m, false)),
                 None => error(404, "404 Not found"),
             },
-            ("PUT", ["merge_requests", _]) => {
-                let Some(m) = iid(1).and_then(|n| self.mrs.get_mut(&n)) else {
-                    return error(404, "404 Not found");
-                };
-                if let Some(t) = form.get("title") {
-                    m.title = t.clone();
-                }
-                if let Some(d) = form.get("description") {
-                    m.description = d.clone();
-                }
-                for l in list(form.get("add_labels")) {
-                    if !m.labels.contains(&l) {
-                        m.labels.push(l);
-                    }
-                }
-                if form.get("state_event").map(String::as_str) == Some("close") {
-                    m.state = "closed";
-                }
-                super::gitlab_api::set_people(m, pairs);
-                let m = m.clone();
-                ResponseTemplate::new(200).set_body_json(self.mr_json(&m, false))
-            }
-            ("GET", ["merge_requests", _, "commits"]) => {
-                match iid(1).and_then(|n| self.mrs.get(&n)) {
-                    Some(m) => ResponseTemplate::new(200).set_body_json(self.commits_json(m)),
-                    None => error(404, "404 Not found"),
-                }
-            }
+            ("PUT", ["merge_requests", _]) => self.edit_mr(iid, form, pairs),
+            ("GET", ["merge_requests", _, "commits"]) => match iid.and_then(|n| self.mrs.get(&n)) {
+                Some(m) => ResponseTemplate::new(200).set_body_json(self.commits_json(m)),
+                None => error(404, "404 Not found"),
+            },
             ("GET", ["merge_requests", _, "notes"]) => {
-                match iid(1).filter(|n| self.mrs.contains_key(n)) {
+                match iid.filter(|n| self.mrs.contains_key(n)) {
                     Some(n) => self.notes_page(("mr", n), query),
                     None => error(404, "404 Not found"),
                 }
             }
-            ("POST", ["merge_requests", _, "notes"]) => match iid(1)
+            ("POST", ["merge_requests", _, "notes"]) => match iid
                 .filter(|n| self.mrs.contains_key(n))
             {
                 Some(n) => self.add_note(("mr", n), &form.get("body").cloned().unwrap_or_default()),
                 None => error(404, "404 Not found"),
             },
+            _ => self.route_more(method, parts, pairs),
+        }
+    }
+
+    fn route_issues(
+        &mut self,
+        method: &str,
+        parts: &[&str],
+        iid: Option<u64>,
+        query: &BTreeMap<String, String>,
+        form: &BTreeMap<String, String>,
+    ) -> ResponseTemplate {
+        match (method, parts) {
             ("GET", ["issues"]) => {
                 let labels = list(query.get("labels"));
                 let state = query.get("state").map(String::as_str).unwrap_or("all");
@@ -469,44 +414,41 @@ impl State {
             ("POST", ["issues"]) => {
                 let iid = self.issues.keys().max().map_or(1, |i| i + 1);
                 let i = Issue {
-                    iid,
+                    number: iid,
                     state: "opened",
                     title: form.get("title").cloned().unwrap_or_default(),
-                    description: form.get("description").cloned().unwrap_or_default(),
+                    body: form.get("description").cloned().unwrap_or_default(),
                     labels: list(form.get("labels")),
                 };
                 let v = self.issue_json(&i, false);
                 self.issues.insert(iid, i);
                 ResponseTemplate::new(201).set_body_json(v)
             }
-            ("GET", ["issues", _]) => match iid(1).and_then(|n| self.issues.get(&n)) {
+            ("GET", ["issues", _]) => match iid.and_then(|n| self.issues.get(&n)) {
                 Some(i) => ResponseTemplate::new(200).set_body_json(self.issue_json(i, false)),
                 None => error(404, "404 Not found"),
             },
             ("PUT", ["issues", _]) => {
-                let Some(i) = iid(1).and_then(|n| self.issues.get_mut(&n)) else {
+                let Some(i) = iid.and_then(|n| self.issues.get_mut(&n)) else {
                     return error(404, "404 Not found");
                 };
                 if let Some(d) = form.get("description") {
-                    i.description = d.clone();
+                    i.body = d.clone();
                 }
                 let i = i.clone();
                 ResponseTemplate::new(200).set_body_json(self.issue_json(&i, false))
             }
-            ("GET", ["issues", _, "notes"]) => match iid(1).filter(|n| self.issues.contains_key(n))
-            {
+            ("GET", ["issues", _, "notes"]) => match iid.filter(|n| self.issues.contains_key(n)) {
                 Some(n) => self.notes_page(("issue", n), query),
                 None => error(404, "404 Not found"),
             },
-            ("POST", ["issues", _, "notes"]) => {
-                match iid(1).filter(|n| self.issues.contains_key(n)) {
-                    Some(n) => {
-                        self.add_note(("issue", n), &form.get("body").cloned().unwrap_or_default())
-                    }
-                    None => error(404, "404 Not found"),
+            ("POST", ["issues", _, "notes"]) => match iid.filter(|n| self.issues.contains_key(n)) {
+                Some(n) => {
+                    self.add_note(("issue", n), &form.get("body").cloned().unwrap_or_default())
                 }
-            }
-            _ => self.route_more(method, &parts, pairs),
+                None => error(404, "404 Not found"),
+            },
+            _ => error(404, "404 Not found"),
         }
     }
 
@@ -532,9 +474,9 @@ impl State {
             .values()
             .map(|i| {
                 json!({
-                    "number": i.iid, "state": if i.state == "opened" { "open" } else { i.state },
-                    "title": i.title, "body": i.description, "labels": i.labels,
-                    "comments": self.bodies(("issue", i.iid)),
+                    "number": i.number, "state": if i.state == "opened" { "open" } else { i.state },
+                    "title": i.title, "body": i.body, "labels": i.labels,
+                    "comments": self.bodies(("issue", i.number)),
                 })
             })
             .collect()
@@ -547,7 +489,16 @@ impl State {
             .unwrap_or_default()
     }
 
-    pub fn seed_pull(&mut self, head: &str, labels: &[&str]) -> u64 {
+    pub fn seed_issue(&mut self, labels: &[&str]) -> u64 {
+        let iid = self.issues.keys().max().map_or(1, |i| i + 1);
+        self.issues
+            .insert(iid, Issue::by_a_human(iid, "opened", labels));
+        iid
+    }
+}
+
+impl Seed for State {
+    fn seed_pull(&mut self, head: &str, labels: &[&str]) -> u64 {
         let iid = self.mrs.keys().max().map_or(1, |m| m + 1);
         let mut m = Mr::new(
             iid,
@@ -556,30 +507,12 @@ impl State {
             head.into(),
             "main".into(),
         );
-        m.labels = labels.iter().map(|l| l.to_string()).collect();
+        m.labels = owned(labels);
         self.mrs.insert(iid, m);
         iid
     }
 
-    /// An MR from a fork whose branch has the same name as one of ours.
-    pub fn seed_fork_pull(&mut self, head: &str, labels: &[&str]) -> u64 {
-        let iid = self.seed_pull(head, labels);
+    fn mark_fork(&mut self, iid: u64) {
         self.mrs.get_mut(&iid).unwrap().fork = true;
-        iid
-    }
-
-    pub fn seed_issue(&mut self, labels: &[&str]) -> u64 {
-        let iid = self.issues.keys().max().map_or(1, |i| i + 1);
-        self.issues.insert(
-            iid,
-            Issue {
-                iid,
-                state: "opened",
-                title: "A human's issue".into(),
-                description: String::new(),
-                labels: labels.iter().map(|l| l.to_string()).collect(),
-            },
-        );
-        iid
     }
 }

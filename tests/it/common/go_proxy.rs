@@ -3,7 +3,7 @@
 //! resolves and downloads with no network. Versions are published as a release appears after
 //! go.sum was written.
 
-use super::{Fixture, Run, create_mr, plan, sh, succeed};
+use super::{Fixture, Run, create_mr, plan_tested_by, sh, succeed};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 
@@ -16,6 +16,16 @@ pub struct GoProxy {
 }
 
 impl GoProxy {
+    /// A proxy serving example.com/lib v1.0.0, an app on the default branch requiring it, then
+    /// v1.0.1 released.
+    pub fn lib_app(fixture: &Fixture) -> Self {
+        let proxy = Self::new(fixture, "example.com/lib");
+        proxy.publish("v1.0.0");
+        fixture.add_go_app(&proxy, "example.com/lib", "v1.0.0");
+        proxy.publish("v1.0.1");
+        proxy
+    }
+
     /// A proxy in `fixture`'s root serving the module `module` with no version yet.
     pub fn new(fixture: &Fixture, module: &str) -> Self {
         let dir = fixture.root.path().canonicalize().unwrap().join("goproxy");
@@ -86,10 +96,7 @@ impl GoProxy {
         action["title"] = json!(format!("chore(deps): update {module}"));
         action["commands"] = json!([format!("go get {module}@{to}")]);
         action["test_command"] = json!("go test ./...");
-        let mut go_plan = plan(vec![action]);
-        go_plan["repo_context"]["ecosystems"] = json!(["go"]);
-        go_plan["repo_context"]["test_command"] = json!("go test ./...");
-        go_plan["repo_context"]["lock_files"] = json!(["go.sum"]);
+        let go_plan = plan_tested_by("go", "go.sum", "go test ./...", vec![action]);
         let dir = self.dir.display().to_string();
         f.run_with(
             &go_plan,

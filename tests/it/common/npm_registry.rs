@@ -39,9 +39,14 @@ impl NpmRegistry {
     /// An npm app in `f` whose lock has `async` 3.2.5 (`^3.2.5`) from a new stand-in, which then
     /// releases 3.2.6.
     pub fn async_app(f: &Fixture) -> Self {
+        Self::async_app_locked_by(f, &[&["npm", "install", "--package-lock-only"]])
+    }
+
+    /// [`Self::async_app`] with the lock file `lock_commands` write (see [`Fixture::add_node_app`]).
+    pub fn async_app_locked_by(f: &Fixture, lock_commands: &[&[&str]]) -> Self {
         let registry = Self::start("async");
         registry.publish("3.2.5");
-        f.add_npm_app(&registry, &[("async", "^3.2.5")]);
+        f.add_node_app(&registry, &[("async", "^3.2.5")], lock_commands);
         registry.publish("3.2.6");
         registry
     }

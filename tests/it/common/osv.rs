@@ -45,6 +45,13 @@ impl OsvStandIn {
         self.records.lock().unwrap().push(record);
     }
 
+    /// [`Self::queried`], sorted.
+    pub fn queried_sorted(&self) -> Vec<(String, String, String)> {
+        let mut queried = self.queried();
+        queried.sort();
+        queried
+    }
+
     /// The (ecosystem, name, version) of every query received.
     pub fn queried(&self) -> Vec<(String, String, String)> {
         self.requests
@@ -152,4 +159,15 @@ pub fn advisory(id: &str, ecosystem: &str, package: &str, affected: &[&str], fix
         }],
         "database_specific": {"severity": "HIGH"},
     })
+}
+
+/// What the gates ask the advisory database about when greeting moves from 1.0.0 to 1.0.1,
+/// sorted.
+pub fn greeting_queries() -> Vec<(String, String, String)> {
+    [
+        ("crates.io", "greeting", "1.0.0"),
+        ("crates.io", "greeting", "1.0.1"),
+    ]
+    .map(|(e, n, v)| (e.to_string(), n.to_string(), v.to_string()))
+    .to_vec()
 }

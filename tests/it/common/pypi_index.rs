@@ -34,6 +34,16 @@ pub struct PypiIndex {
 }
 
 impl PypiIndex {
+    /// Serves `lib` 1.0.0, adds an app locking it with `files` and `lock` (see
+    /// [`Fixture::add_python_app`]), then releases 1.0.1.
+    pub fn lib_app(f: &Fixture, files: &[(&str, &str)], lock: &[&str]) -> Self {
+        let index = Self::start("lib");
+        index.publish("1.0.0");
+        f.add_python_app(&index, files, lock);
+        index.publish("1.0.1");
+        index
+    }
+
     /// Serves the project `name` (a lower-case name without `-`, `_` or `.`) with no release yet.
     pub fn start(name: &str) -> Self {
         let server = Arc::new(tiny_http::Server::http("127.0.0.1:0").unwrap());

@@ -4,7 +4,7 @@
 
 use crate::common::*;
 use serde_json::json;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Runs `plan` in `f` with the sandbox's uid base chosen by Quartermaster, not the fixture's (an
 /// empty variable is unset).
@@ -45,46 +45,16 @@ fn concurrent_runs_take_uid_ranges_of_their_own() {
         let f = first;
         std::thread::spawn(move || (run_free_base(&f, &plan, &[]), f))
     };
-    let started = Instant::now();
-    let holder = loop {
-        if let Some(pid) = processes_running(&mark).first() {
-            break *pid;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(300),
-            "the first run never held"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    let status = std::fs::read_to_string(format!("/proc/{holder}/status")).unwrap();
-    let held_uid: u32 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("Uid:"))
-        .and_then(|u| u.split_whitespace().next())
-        .unwrap()
-        .parse()
-        .unwrap();
+    let held_uid = uid_of_the_process_marked(&mark);
     let second = Fixture::new();
-    let run = run_free_base(
-        &second,
-        &plan(vec![create_mr(
-            "quartermaster/cargo",
-            &[greeting()],
-            "batch",
-        )]),
-        &[],
-    );
+    let run = run_free_base(&second, &one_pr(), &[]);
     assert_eq!(run.status(0), "done", "{}", run.said());
     let base = run.report["isolation"]["uid_base"].as_u64().unwrap() as u32;
     assert_ne!(base, held_uid);
     let third = Fixture::new();
     let refused = run_free_base(
         &third,
-        &plan(vec![create_mr(
-            "quartermaster/cargo",
-            &[greeting()],
-            "batch",
-        )]),
+        &one_pr(),
         &["--sandbox-uid-base", &held_uid.to_string()],
     );
     assert_eq!(refused.code, 2, "{}", refused.said());
@@ -99,6 +69,19 @@ fn concurrent_runs_take_uid_ranges_of_their_own() {
     assert_eq!(run.status(0), "done", "{}", run.said());
     assert_eq!(run.report["isolation"]["uid_base"], held_uid);
     drop(first);
+}
+
+/// The uid of the process whose command line carries `mark`, once it runs.
+fn uid_of_the_process_marked(mark: &str) -> u32 {
+    let holder = first_process_running(mark, Duration::from_secs(300), "the first run never held");
+    let status = std::fs::read_to_string(format!("/proc/{holder}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))
+        .and_then(|u| u.split_whitespace().next())
+        .unwrap()
+        .parse()
+        .unwrap()
 }
 
 /// `--extra-env CACHE_TOKEN` where that variable holds the Actions runtime token: refused before

@@ -140,10 +140,9 @@ fn a_pr_title_skips_no_ci_and_hides_nothing() {
 /// the PR body state it, neutralised like plan text.
 #[test]
 fn lock_file_text_is_neutralised_like_plan_text() {
-    if !tool_present(&["npm", "--version"]) {
+    let Some(f) = Fixture::with_tool(&["npm", "--version"]) else {
         return;
-    }
-    let f = Fixture::new();
+    };
     let registry = NpmRegistry::async_app(&f);
     let makefile = f.show("main", "Makefile")
         + "\nbump:\n\tnpm update async\n\tsed -i 's/\"lockfileVersion\": 3/\"lockfileVersion\": \"2.1 -> fixes #1 [skip ci]\"/' package-lock.json\n";

@@ -22,11 +22,7 @@ fn async_update(branch: &str) -> Value {
 }
 
 fn npm_plan(actions: Vec<Value>) -> Value {
-    let mut plan = plan(actions);
-    plan["repo_context"]["ecosystems"] = json!(["npm"]);
-    plan["repo_context"]["test_command"] = json!("npm test");
-    plan["repo_context"]["lock_files"] = json!(["package-lock.json"]);
-    plan
+    plan_tested_by("npm", "package-lock.json", "npm test", actions)
 }
 
 /// Runs the async update with the operator's npmrc naming `registry`, plus `flags`.
@@ -49,15 +45,7 @@ fn app(f: &Fixture, registry: &NpmRegistry, workspace: bool) {
         let mut manifest: Value = serde_json::from_str(&f.show("main", "package.json")).unwrap();
         manifest["workspaces"] = json!(["packages/*"]);
         f.commit_file("main", "package.json", &manifest.to_string());
-        let work = f.root.path().join("workspace-member");
-        sh(
-            f.root.path(),
-            &format!(
-                "git clone -q file://{} {}",
-                f.remote.display(),
-                work.display()
-            ),
-        );
+        let work = f.clone_main("workspace-member");
         std::fs::create_dir_all(work.join("packages/lib")).unwrap();
         std::fs::write(
             work.join("packages/lib/package.json"),
@@ -77,10 +65,9 @@ fn app(f: &Fixture, registry: &NpmRegistry, workspace: bool) {
 /// unit is denied and nothing is pushed; the other host's log shows npm did fetch from it.
 #[test]
 fn a_url_npm_reads_as_another_host_is_never_pushed() {
-    if !tool_present(&["npm", "--version"]) {
+    let Some(f) = Fixture::with_tool(&["npm", "--version"]) else {
         return;
-    }
-    let f = Fixture::new();
+    };
     let registry = NpmRegistry::start("async");
     app(&f, &registry, false);
     let evil = registry.mirror();
@@ -112,10 +99,9 @@ fn a_url_npm_reads_as_another_host_is_never_pushed() {
 /// positive control), the same update is pushed with that URL in its lock.
 #[test]
 fn a_url_missing_a_slash_is_not_a_local_path() {
-    if !tool_present(&["npm", "--version"]) {
+    let Some(f) = Fixture::with_tool(&["npm", "--version"]) else {
         return;
-    }
-    let f = Fixture::new();
+    };
     let registry = NpmRegistry::start("async");
     app(&f, &registry, true);
     let evil = registry.mirror();
@@ -144,10 +130,9 @@ fn a_url_missing_a_slash_is_not_a_local_path() {
 /// update lands.
 #[test]
 fn a_lock_without_urls_updated_from_the_public_registry_lands() {
-    if !tool_present(&["npm", "--version"]) {
+    let Some(f) = Fixture::with_tool(&["npm", "--version"]) else {
         return;
-    }
-    let f = Fixture::new();
+    };
     let registry = NpmRegistry::start("async");
     app(&f, &registry, false);
     let mut lock: Value = serde_json::from_str(&f.show("main", "package-lock.json")).unwrap();
