@@ -219,3 +219,58 @@ impl SetupError {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The texts the helper sends over its status pipe, and how they read once back: the typed
+    /// errors must keep the words the reports have always had.
+    #[test]
+    fn setup_failures_read_as_the_step_and_the_system_error() {
+        let os = || io::Error::from_raw_os_error(1);
+        let failures = [
+            SetupError::call("unshare")(Errno::EPERM),
+            SetupError::os::<io::Error>("making mounts private")(os()),
+            SetupError::os_at::<io::Error>("covering", std::path::Path::new("/home"))(os()),
+            SetupError::ReadOnly {
+                path: "/usr".into(),
+                source: os(),
+            },
+            SetupError::CoverReadOnly {
+                path: "/root".into(),
+                source: os(),
+            },
+            SetupError::BoundingSet {
+                cap: 21,
+                source: os(),
+            },
+            SetupError::UidSwitch(70000),
+            SetupError::Killer {
+                uid: 70000,
+                source: Errno::EPERM,
+            },
+            SetupError::SetLimit {
+                what: "open files",
+                source: Errno::EINVAL,
+            },
+            SetupError::Write {
+                path: "/proc/self/uid_map".into(),
+                source: os(),
+            },
+            SetupError::UnexpectedWait(WaitStatus::StillAlive),
+            SetupError::Threads {
+                what: "the token".into(),
+                threads: 3,
+            },
+            SetupError::Cgroup(CgroupError::NotDelegated {
+                controller: "memory",
+                own: "/sys/fs/cgroup/qm".into(),
+            }),
+        ];
+        let mut lines: Vec<String> = failures.iter().map(ToString::to_string).collect();
+        let reported = SetupError::Reported(failures[0].to_string());
+        lines.push(SandboxError::from(reported).to_string());
+        insta::assert_snapshot!(lines.join("\n"));
+    }
+}
