@@ -266,7 +266,7 @@ fn verdict(
             Report::Setup(why) => return Err(SetupError::Reported(why).into()),
             Report::SpawnFailed(why) => (0, Exit::SpawnFailed(why)),
             Report::TimedOut => (1, Exit::TimedOut(timeout)),
-            Report::Interrupted => (2, Exit::Signal(nix::libc::SIGKILL)),
+            Report::Interrupted => (2, Exit::Signal(nix::sys::signal::Signal::SIGKILL as i32)),
             Report::Exited(code) => (3, Exit::Code(code)),
             Report::Signalled(signal) => (3, Exit::Signal(signal)),
             Report::Resolved(_) | Report::Full(_) => continue,
