@@ -1,36 +1,44 @@
 //! Process hardening for a run: memory and environment out of children's reach, orphans adopted,
 //! user git configuration ignored, and signals that stop the run cleanly.
 
-use crate::config::ConfigError;
-use crate::git::CredentialGuard;
+use crate::git::{CredentialGuard, GitError};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+/// Why the process could not be hardened for a run.
+#[derive(Debug, thiserror::Error)]
+pub enum HardenError {
+    #[error("signal handlers: {0}")]
+    SignalHandlers(#[source] std::io::Error),
+    #[error("temporary directory: {0}")]
+    TempDir(#[source] std::io::Error),
+    #[error(transparent)]
+    Git(#[from] GitError),
+}
 
 /// Where the signal handler finds the checkout's credential guard to restore it.
 pub type GuardSlot = Arc<Mutex<Option<CredentialGuard>>>;
 
 /// Hardens the process for a run. The returned directory (the empty place libgit2 looks for user
 /// configuration) must live as long as the run.
-pub fn process(guard: GuardSlot) -> Result<tempfile::TempDir, ConfigError> {
+pub fn process(guard: GuardSlot) -> Result<tempfile::TempDir, HardenError> {
     // Where children share Quartermaster's user (namespaces, or no sandbox), a non-dumpable
     // process keeps them out of /proc/<pid>/environ and memory, where the token lives.
     let _ = nix::sys::prctl::set_dumpable(false);
-    exit_on_signals(Some(guard)).map_err(|e| ConfigError::new(format!("signal handlers: {e}")))?;
-    let empty =
-        tempfile::tempdir().map_err(|e| ConfigError::new(format!("temporary directory: {e}")))?;
-    crate::git::isolate_from_user_config(empty.path())
-        .map_err(|e| ConfigError::new(e.to_string()))?;
+    exit_on_signals(Some(guard)).map_err(HardenError::SignalHandlers)?;
+    let empty = tempfile::tempdir().map_err(HardenError::TempDir)?;
+    crate::git::isolate_from_user_config(empty.path())?;
     Ok(empty)
 }
 
 /// Quartermaster's private directory for a run (the mirror, workspaces' git directories):
 /// readable by its own user only, and hidden from commands by the sandbox.
-pub fn scratch() -> Result<tempfile::TempDir, ConfigError> {
+pub fn scratch() -> Result<tempfile::TempDir, HardenError> {
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::Builder::new()
         .prefix("quartermaster-")
         .permissions(std::fs::Permissions::from_mode(0o700))
         .tempdir()
-        .map_err(|e| ConfigError::new(format!("temporary directory: {e}")))?;
+        .map_err(HardenError::TempDir)?;
     Ok(dir)
 }
 
@@ -69,8 +77,8 @@ static ON_SIGNAL: Mutex<OnSignal> = Mutex::new(OnSignal {
 
 /// Has `hook` run if a signal stops the process from now on (installing the handlers, if this is
 /// the first thing of the run that needs them).
-pub fn on_signal(hook: SignalHook) -> Result<(), ConfigError> {
-    exit_on_signals(None).map_err(|e| ConfigError::new(format!("signal handlers: {e}")))?;
+pub fn on_signal(hook: SignalHook) -> Result<(), HardenError> {
+    exit_on_signals(None).map_err(HardenError::SignalHandlers)?;
     lock(&ON_SIGNAL).hooks.push(hook);
     Ok(())
 }

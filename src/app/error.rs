@@ -53,6 +53,9 @@ pub enum SetupError {
     Screener(#[source] crate::supply::ClientError),
     #[error("sandbox: {0}")]
     Sandbox(#[source] SandboxError),
+    /// The process could not be hardened (signal handlers, private temporary directory).
+    #[error(transparent)]
+    Harden(#[from] crate::harden::HardenError),
     #[error("cannot prepare the log directory {}: {source}", .dir.display())]
     Logs {
         dir: PathBuf,
@@ -77,6 +80,7 @@ impl Hint for SetupError {
             | Self::Credentials(_)
             | Self::Screener(_)
             | Self::Sandbox(_)
+            | Self::Harden(_)
             | Self::Logs { .. } => None,
         }
     }

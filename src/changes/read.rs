@@ -7,7 +7,8 @@
 //! file no larger than its format's cap. The parsers' own budgets are in [`super::budget`].
 
 use super::ChangesError;
-use rustix::fs::{Mode, OFlags, ResolveFlags};
+use nix::errno::Errno;
+use nix::fcntl::{OFlag, OpenHow, ResolveFlag};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -150,7 +151,7 @@ impl Place {
 pub(crate) fn read_file(path: &Path, file: &str) -> Result<Option<String>, ChangesError> {
     let opened = std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
+        .custom_flags((OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_NOCTTY).bits())
         .open(path);
     read_opened(opened, file, size_limit(&file_name(path)))
 }
@@ -163,19 +164,24 @@ fn file_name(path: &Path) -> String {
 
 /// Opens `rel` below `root` with no symbolic link anywhere on the way, nor `..` leaving it.
 fn open_beneath(root: &Path, rel: &Path) -> std::io::Result<File> {
-    let dir = rustix::fs::open(
+    let dir = nix::fcntl::open(
         root,
-        OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
-        Mode::empty(),
+        OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
+        nix::sys::stat::Mode::empty(),
     )?;
-    let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
-    let resolve = ResolveFlags::NO_SYMLINKS | ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS;
-    match rustix::fs::openat2(&dir, rel, flags, Mode::empty(), resolve) {
+    let how = OpenHow::new()
+        .flags(OFlag::O_RDONLY | OFlag::O_NONBLOCK | OFlag::O_NOCTTY | OFlag::O_CLOEXEC)
+        .resolve(
+            ResolveFlag::RESOLVE_NO_SYMLINKS
+                | ResolveFlag::RESOLVE_BENEATH
+                | ResolveFlag::RESOLVE_NO_MAGICLINKS,
+        );
+    match nix::fcntl::openat2(&dir, rel, how) {
         Ok(fd) => Ok(File::from(fd)),
         // A kernel older than 5.6: the last component at least is not followed.
-        Err(rustix::io::Errno::NOSYS) => std::fs::OpenOptions::new()
+        Err(Errno::ENOSYS) => std::fs::OpenOptions::new()
             .read(true)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
+            .custom_flags((OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_NOCTTY).bits())
             .open(root.join(rel)),
         Err(e) => Err(e.into()),
     }
@@ -194,7 +200,7 @@ fn read_opened(
     let handle = match opened {
         Ok(handle) => handle,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+        Err(e) if e.raw_os_error() == Some(Errno::ELOOP as i32) => {
             return Err(ChangesError::Symlink {
                 file: file.to_string(),
             });

@@ -10,6 +10,8 @@ use super::error::StoreError;
 use super::file::{Change, PlanFile};
 use super::name::PlanName;
 use super::{AUTHOR, IN_PROGRESS, PlanStatus, READY};
+use nix::errno::Errno;
+use nix::fcntl::OFlag;
 use std::fs::{DirBuilder, File, OpenOptions, Permissions, TryLockError};
 use std::io::{ErrorKind, Read, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
@@ -240,7 +242,7 @@ impl PlanStore {
             .create(true)
             .truncate(false)
             .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .custom_flags((OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC).bits())
             .open(&path)
             .map_err(|e| StoreError::io("open the plans lock", &path, e))?;
         let deadline = Instant::now() + self.lock_timeout;
@@ -270,12 +272,12 @@ impl PlanStore {
         // O_NONBLOCK: opening a FIFO planted in the directory must not hang.
         let opened = OpenOptions::new()
             .read(true)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+            .custom_flags((OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC).bits())
             .open(&path);
         let file = match opened {
             Ok(file) => file,
             Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
-            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            Err(e) if e.raw_os_error() == Some(Errno::ELOOP as i32) => {
                 return Err(StoreError::corrupt(
                     &path,
                     "it is a symbolic link, and only a regular file is read as a plan",

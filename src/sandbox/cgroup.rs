@@ -22,6 +22,42 @@ use std::path::{Path, PathBuf};
 /// The controllers a unit's cgroup needs; `cpu` is used when offered.
 const NEEDED: [&str; 2] = ["memory", "pids"];
 
+/// Why units get no cgroup of their own (they get rlimits instead).
+#[derive(Debug, thiserror::Error)]
+pub enum CgroupError {
+    #[error("no limits apply without a sandbox")]
+    NoSandbox,
+    #[error("this process is in no cgroup v2 hierarchy")]
+    NoHierarchy,
+    #[error("no cgroup v2 file system is mounted")]
+    NotMounted,
+    #[error("the runner delegates no `{controller}` controller to {}", own.display())]
+    NotDelegated {
+        controller: &'static str,
+        own: PathBuf,
+    },
+    #[error("other processes share Quartermaster's cgroup {} (pid {pids})", own.display())]
+    Shared { own: PathBuf, pids: String },
+    #[error("reading {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("writing {}: {source}", path.display())]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("creating {}: {source}", path.display())]
+    Create {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
 /// The cgroup tree of a run's units; restored when dropped.
 #[derive(Debug)]
 pub(crate) struct Cgroups {
@@ -32,11 +68,11 @@ pub(crate) struct Cgroups {
 
 /// The cgroup v2 directory of this process: its `0::` line in `/proc/self/cgroup` under the
 /// cgroup2 mount of `/proc/self/mountinfo`.
-pub(crate) fn own_dir(cgroup: &str, mountinfo: &str) -> Result<PathBuf, String> {
+pub(crate) fn own_dir(cgroup: &str, mountinfo: &str) -> Result<PathBuf, CgroupError> {
     let path = cgroup
         .lines()
         .find_map(|l| l.strip_prefix("0::"))
-        .ok_or("this process is in no cgroup v2 hierarchy")?;
+        .ok_or(CgroupError::NoHierarchy)?;
     let mount = mountinfo
         .lines()
         .find_map(|line| {
@@ -44,21 +80,34 @@ pub(crate) fn own_dir(cgroup: &str, mountinfo: &str) -> Result<PathBuf, String> 
             fs.starts_with("cgroup2 ")
                 .then(|| fields.split(' ').nth(4).map(PathBuf::from))?
         })
-        .ok_or("no cgroup v2 file system is mounted")?;
+        .ok_or(CgroupError::NotMounted)?;
     Ok(mount.join(path.trim_start_matches('/')))
 }
 
-fn read(path: &Path) -> Result<String, String> {
-    std::fs::read_to_string(path).map_err(|e| format!("reading {}: {e}", path.display()))
+fn read(path: &Path) -> Result<String, CgroupError> {
+    std::fs::read_to_string(path).map_err(|source| CgroupError::Read {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
-fn write(path: &Path, text: &str) -> Result<(), String> {
-    std::fs::write(path, text).map_err(|e| format!("writing {}: {e}", path.display()))
+fn write(path: &Path, text: &str) -> Result<(), CgroupError> {
+    std::fs::write(path, text).map_err(|source| CgroupError::Write {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+fn create(dir: &Path) -> Result<(), CgroupError> {
+    std::fs::create_dir(dir).map_err(|source| CgroupError::Create {
+        path: dir.to_path_buf(),
+        source,
+    })
 }
 
 impl Cgroups {
     /// Sets up the tree under this process's own cgroup, or says why it cannot be used.
-    pub(crate) fn open() -> Result<Cgroups, String> {
+    pub(crate) fn open() -> Result<Cgroups, CgroupError> {
         let own = own_dir(
             &read(Path::new("/proc/self/cgroup"))?,
             &read(Path::new("/proc/self/mountinfo"))?,
@@ -67,14 +116,14 @@ impl Cgroups {
     }
 
     /// The checks and moves of [`Cgroups::open`], on `own` for process `pid`.
-    pub(crate) fn setup(own: &Path, pid: u32) -> Result<Cgroups, String> {
+    pub(crate) fn setup(own: &Path, pid: u32) -> Result<Cgroups, CgroupError> {
         let offered = read(&own.join("cgroup.controllers"))?;
         let offered: Vec<&str> = offered.split_whitespace().collect();
         if let Some(missing) = NEEDED.iter().find(|c| !offered.contains(c)) {
-            return Err(format!(
-                "the runner delegates no `{missing}` controller to {}",
-                own.display()
-            ));
+            return Err(CgroupError::NotDelegated {
+                controller: missing,
+                own: own.to_path_buf(),
+            });
         }
         let others: Vec<String> = read(&own.join("cgroup.procs"))?
             .split_whitespace()
@@ -82,17 +131,16 @@ impl Cgroups {
             .map(String::from)
             .collect();
         if !others.is_empty() {
-            return Err(format!(
-                "other processes share Quartermaster's cgroup {} (pid {})",
-                own.display(),
-                others.join(", ")
-            ));
+            return Err(CgroupError::Shared {
+                own: own.to_path_buf(),
+                pids: others.join(", "),
+            });
         }
         let cpu = offered.contains(&"cpu");
         let tree = own.join(format!("quartermaster-{pid}"));
         let main = tree.join("main");
         for dir in [&tree, &main] {
-            std::fs::create_dir(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+            create(dir)?;
         }
         write(&main.join("cgroup.procs"), &pid.to_string())?;
         let controllers = if cpu {
@@ -110,9 +158,9 @@ impl Cgroups {
     }
 
     /// A fresh cgroup for a unit, with its limits written.
-    pub(crate) fn unit(&self, name: &str, limits: &Limits) -> Result<PathBuf, String> {
+    pub(crate) fn unit(&self, name: &str, limits: &Limits) -> Result<PathBuf, CgroupError> {
         let dir = self.tree.join(name);
-        std::fs::create_dir(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+        create(&dir)?;
         let max = |limit: Option<u64>| limit.map_or("max".to_string(), |n| n.to_string());
         let written = write(&dir.join("pids.max"), &max(limits.processes))
             .and_then(|()| write(&dir.join("memory.max"), &max(limits.memory)))

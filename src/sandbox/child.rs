@@ -1,16 +1,42 @@
 //! The processes the helper forks: the PID namespace's init, and the command itself, which
 //! drops every privilege, checks it cannot reach what it must not, and `exec`s.
 
-use super::Level;
 use super::identity;
 use super::job::{Job, JobAction, Report, StatusPipe};
 use super::limits;
 use super::mounts;
+use super::{Level, SetupError};
 use nix::errno::Errno;
 use nix::sys::signal::{SigHandler, SigSet, SigmaskHow, Signal};
 use nix::sys::wait::{WaitStatus, waitpid};
 use nix::unistd::{ForkResult, Pid};
 use std::ffi::CString;
+use std::path::PathBuf;
+
+/// Why a command could not be started (reported as its outcome, not as a sandbox failure).
+#[derive(Debug, thiserror::Error)]
+enum SpawnError {
+    #[error("cannot enter the working directory {}: {source}", path.display())]
+    WorkingDirectory {
+        path: PathBuf,
+        #[source]
+        source: Errno,
+    },
+    #[error("empty command")]
+    Empty,
+    #[error("program `{0}` not found in PATH")]
+    NotFound(String),
+    #[error("a NUL byte in the command or its environment")]
+    Nul,
+    #[error(transparent)]
+    Reset(#[from] SetupError),
+    #[error("cannot run {}: {source}", path.display())]
+    Exec {
+        path: PathBuf,
+        #[source]
+        source: Errno,
+    },
+}
 
 /// PID 1 of the command's namespace: builds the file-system view, runs the command, reaps
 /// whatever is reparented to it, and exits when the command does, which kills the rest.
@@ -18,25 +44,24 @@ pub(crate) fn init(job: &Job, status: &StatusPipe) -> ! {
     let code = match run_init(job, status) {
         Ok(()) => 0,
         Err(e) => {
-            status.send(&Report::Setup(e));
+            status.send(&Report::setup(&e));
             1
         }
     };
     std::process::exit(code)
 }
 
-fn run_init(job: &Job, status: &StatusPipe) -> Result<(), String> {
+fn run_init(job: &Job, status: &StatusPipe) -> Result<(), SetupError> {
     // If the helper is killed, the namespace goes with it.
-    nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(|e| format!("pdeathsig: {e}"))?;
+    nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(SetupError::call("pdeathsig"))?;
     mounts::apply(&job.mounts)?;
     // Same uid as the command in a user namespace: non-dumpable, it cannot be ptraced into
     // lending its capabilities, nor its descriptors read through /proc/1/fd.
-    nix::sys::prctl::set_dumpable(false).map_err(|e| format!("dumpable: {e}"))?;
+    nix::sys::prctl::set_dumpable(false).map_err(SetupError::call("dumpable"))?;
     // SAFETY: init is single-threaded (forked from the single-threaded helper).
-    let command = match unsafe { nix::unistd::fork() } {
-        Ok(ForkResult::Child) => self::command(job, status),
-        Ok(ForkResult::Parent { child }) => child,
-        Err(e) => return Err(format!("fork: {e}")),
+    let command = match unsafe { nix::unistd::fork() }.map_err(SetupError::call("fork"))? {
+        ForkResult::Child => self::command(job, status),
+        ForkResult::Parent { child } => child,
     };
     loop {
         match waitpid(None::<Pid>, None) {
@@ -50,7 +75,7 @@ fn run_init(job: &Job, status: &StatusPipe) -> Result<(), String> {
                 return Ok(());
             }
             Ok(_) | Err(Errno::EINTR) => {}
-            Err(e) => return Err(format!("waiting for the command: {e}")),
+            Err(e) => return Err(SetupError::call("waiting for the command")(e)),
         }
     }
 }
@@ -71,7 +96,7 @@ pub(crate) fn exit_report(ws: WaitStatus) -> Report {
     match ws {
         WaitStatus::Exited(_, code) => Report::Exited(code),
         WaitStatus::Signaled(_, signal, _) => Report::Signalled(signal as i32),
-        other => Report::Setup(format!("unexpected wait status {other:?}")),
+        other => Report::setup(&SetupError::UnexpectedWait(other)),
     }
 }
 
@@ -89,13 +114,13 @@ pub(crate) fn command(job: &Job, status: &StatusPipe) -> ! {
 
 fn prepare(job: &Job) -> Report {
     if let Err(e) = identity::drop_privileges(job.level, job.identity) {
-        return Report::Setup(e);
+        return Report::setup(&e);
     }
     // After the uid switch, so that the process limit counts the slot's uid.
     if job.level != Level::None
         && let Err(e) = limits::apply_rlimits(&job.limits, job.cgroup.is_some())
     {
-        return Report::Setup(e);
+        return Report::setup(&e);
     }
     if job.level != Level::None
         && let Some((path, how)) = identity::first_reachable(&job.protected)
@@ -105,11 +130,11 @@ fn prepare(job: &Job) -> Report {
             how: how.into(),
         };
     }
-    if let Err(e) = nix::unistd::chdir(job.cwd.as_path()) {
-        return Report::SpawnFailed(format!(
-            "cannot enter the working directory {}: {e}",
-            job.cwd.display()
-        ));
+    if let Err(source) = nix::unistd::chdir(job.cwd.as_path()) {
+        return spawn_failed(&SpawnError::WorkingDirectory {
+            path: job.cwd.clone(),
+            source,
+        });
     }
     let path = job
         .env
@@ -127,14 +152,25 @@ fn prepare(job: &Job) -> Report {
     }
 }
 
+fn spawn_failed(e: &SpawnError) -> Report {
+    Report::SpawnFailed(e.to_string())
+}
+
 fn exec(job: &Job, argv: &[String], path: Option<&str>) -> Report {
-    let failed = |why: String| Report::SpawnFailed(why);
-    let Some(program) = argv.first() else {
-        return failed("empty command".into());
-    };
-    let Some(resolved) = identity::resolve(program, path) else {
-        return failed(format!("program `{program}` not found in PATH"));
-    };
+    match try_exec(job, argv, path) {
+        Err(e) => spawn_failed(&e),
+    }
+}
+
+/// Returns only when the command could not be started.
+fn try_exec(
+    job: &Job,
+    argv: &[String],
+    path: Option<&str>,
+) -> Result<std::convert::Infallible, SpawnError> {
+    let program = argv.first().ok_or(SpawnError::Empty)?;
+    let resolved =
+        identity::resolve(program, path).ok_or_else(|| SpawnError::NotFound(program.clone()))?;
     let strings = |items: &mut dyn Iterator<Item = String>| -> Option<Vec<CString>> {
         items.map(|s| CString::new(s).ok()).collect()
     };
@@ -144,23 +180,22 @@ fn exec(job: &Job, argv: &[String], path: Option<&str>) -> Report {
         env,
         CString::new(resolved.as_os_str().as_encoded_bytes()),
     ) else {
-        return failed("a NUL byte in the command or its environment".into());
+        return Err(SpawnError::Nul);
     };
-    if let Err(e) = reset_process_state() {
-        return failed(e);
-    }
-    match nix::unistd::execve(&file, &args, &env) {
-        Err(e) => failed(format!("cannot run {}: {e}", resolved.display())),
-    }
+    reset_process_state()?;
+    nix::unistd::execve(&file, &args, &env).map_err(|source| SpawnError::Exec {
+        path: resolved,
+        source,
+    })
 }
 
 /// What the helper changed for itself must not reach the command: the blocked SIGCHLD, and the
 /// ignored SIGPIPE of every Rust program.
-fn reset_process_state() -> Result<(), String> {
+fn reset_process_state() -> Result<(), SetupError> {
     nix::sys::signal::sigprocmask(SigmaskHow::SIG_SETMASK, Some(&SigSet::empty()), None)
-        .map_err(|e| format!("signal mask: {e}"))?;
+        .map_err(SetupError::call("signal mask"))?;
     // SAFETY: installs the default disposition, no handler code runs.
     unsafe { nix::sys::signal::signal(Signal::SIGPIPE, SigHandler::SigDfl) }
-        .map_err(|e| format!("SIGPIPE: {e}"))?;
+        .map_err(SetupError::call("SIGPIPE"))?;
     Ok(())
 }

@@ -87,12 +87,12 @@ fn take_range(
         let uid = start + slot;
         let file = lock_file(&dir.join(format!("{uid}.lock")))
             .map_err(|e| Taken::Unusable(SandboxError::io(format!("cannot lock uid {uid}"))(e)))?;
-        match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+        match file.try_lock() {
             Ok(()) => {}
-            Err(rustix::io::Errno::WOULDBLOCK) => return Err(Taken::Claimed(uid)),
-            Err(e) => {
+            Err(std::fs::TryLockError::WouldBlock) => return Err(Taken::Claimed(uid)),
+            Err(std::fs::TryLockError::Error(e)) => {
                 let context = format!("cannot lock uid {uid}");
-                return Err(Taken::Unusable(SandboxError::io(context)(e.into())));
+                return Err(Taken::Unusable(SandboxError::io(context)(e)));
             }
         }
         // Held from here: no other run can start using the uid while it is checked.
@@ -110,7 +110,7 @@ fn lock_file(path: &Path) -> std::io::Result<File> {
         .write(true)
         .create(true)
         .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .custom_flags((nix::fcntl::OFlag::O_NOFOLLOW | nix::fcntl::OFlag::O_CLOEXEC).bits())
         .open(path)
 }
 

@@ -1,5 +1,9 @@
 //! Every way the sandbox refuses or fails, each with the message a user sees.
 
+use super::cgroup::CgroupError;
+use nix::errno::Errno;
+use nix::sys::wait::WaitStatus;
+use std::io;
 use std::path::PathBuf;
 
 #[derive(Debug, thiserror::Error)]
@@ -49,7 +53,7 @@ pub enum SandboxError {
     #[error("sandbox slot {0} is already running a unit")]
     SlotBusy(u32),
     #[error("the sandbox could not be set up: {0}")]
-    Setup(String),
+    Setup(#[from] SetupError),
     #[error("{path} is within reach of sandboxed commands ({how}); refusing to run")]
     Reachable { path: PathBuf, how: String },
     #[error("a sandboxed command changed the runner's file-command file {path} ({what})")]
@@ -76,5 +80,197 @@ impl SandboxError {
     pub(crate) fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> Self {
         let context = context.into();
         move |source| SandboxError::Io { context, source }
+    }
+}
+
+/// Why the sandbox could not prepare, start or follow a command. What fails inside the helper
+/// reaches Quartermaster as text on the status pipe, and comes back as [`SetupError::Reported`].
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    /// As the helper reported it.
+    #[error("{0}")]
+    Reported(String),
+    #[error("{step}: {source}")]
+    Call {
+        step: &'static str,
+        #[source]
+        source: Errno,
+    },
+    /// A call whose failure reads as the operating system words it (mounts, capabilities).
+    #[error("{step}: {source}")]
+    Os {
+        step: &'static str,
+        #[source]
+        source: io::Error,
+    },
+    #[error("{step} {}: {source}", path.display())]
+    OsAt {
+        step: &'static str,
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("making {} read-only: {source}", path.display())]
+    ReadOnly {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("making the cover of {} read-only: {source}", path.display())]
+    CoverReadOnly {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("dropping capability {cap} from the bounding set: {source}")]
+    BoundingSet {
+        cap: u32,
+        #[source]
+        source: io::Error,
+    },
+    #[error("capabilities are still held after dropping them")]
+    CapabilitiesHeld,
+    #[error("the uid switch to {0} did not take")]
+    UidSwitch(u32),
+    #[error("the killer cannot become uid {uid}: {source}")]
+    Killer {
+        uid: u32,
+        #[source]
+        source: Errno,
+    },
+    #[error("reading the {what} limit: {source}")]
+    ReadLimit {
+        what: &'static str,
+        #[source]
+        source: Errno,
+    },
+    #[error("setting the {what} limit: {source}")]
+    SetLimit {
+        what: &'static str,
+        #[source]
+        source: Errno,
+    },
+    #[error("writing {}: {source}", path.display())]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("joining the cgroup {}: {source}", path.display())]
+    JoinCgroup {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("/dev/null: {0}")]
+    DevNull(#[source] io::Error),
+    #[error("poll timeout: {0}")]
+    PollTimeout(#[source] nix::poll::PollTimeoutTryFromError),
+    #[error("unexpected wait status {0:?}")]
+    UnexpectedWait(WaitStatus),
+    #[error("reading {what}: {source}")]
+    Proc {
+        what: &'static str,
+        #[source]
+        source: procfs::ProcError,
+    },
+    #[error("{what} must be taken from the environment before any thread starts ({threads} run)")]
+    Threads { what: String, threads: u64 },
+    #[error("the kernel does not show where the environment block is")]
+    NoEnvironmentBlock,
+    #[error("unreadable job: {0}")]
+    UnreadableJob(#[source] serde_json::Error),
+    #[error("cannot encode the job: {0}")]
+    EncodeJob(#[source] serde_json::Error),
+    #[error("the sandbox helper is gone: {0}")]
+    HelperGone(#[source] Errno),
+    #[error("the sandbox helper ended without a result")]
+    NoResult,
+    #[error("the helper reported nothing")]
+    NothingReported,
+    #[error(transparent)]
+    Cgroup(#[from] CgroupError),
+}
+
+impl SetupError {
+    /// For `map_err`: a failed system call of `step`, as nix reports it.
+    pub(crate) fn call(step: &'static str) -> impl FnOnce(Errno) -> Self {
+        move |source| SetupError::Call { step, source }
+    }
+
+    /// For `map_err`: a failed system call of `step`, as the operating system words it.
+    pub(crate) fn os<E: Into<io::Error>>(step: &'static str) -> impl FnOnce(E) -> Self {
+        move |source| SetupError::Os {
+            step,
+            source: source.into(),
+        }
+    }
+
+    /// For `map_err`: a failed system call of `step` on `path`.
+    pub(crate) fn os_at<E: Into<io::Error>>(
+        step: &'static str,
+        path: &std::path::Path,
+    ) -> impl FnOnce(E) -> Self {
+        let path = path.to_path_buf();
+        move |source| SetupError::OsAt {
+            step,
+            path,
+            source: source.into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The texts the helper sends over its status pipe, and how they read once back: the typed
+    /// errors must keep the words the reports have always had.
+    #[test]
+    fn setup_failures_read_as_the_step_and_the_system_error() {
+        let os = || io::Error::from_raw_os_error(1);
+        let failures = [
+            SetupError::call("unshare")(Errno::EPERM),
+            SetupError::os::<io::Error>("making mounts private")(os()),
+            SetupError::os_at::<io::Error>("covering", std::path::Path::new("/home"))(os()),
+            SetupError::ReadOnly {
+                path: "/usr".into(),
+                source: os(),
+            },
+            SetupError::CoverReadOnly {
+                path: "/root".into(),
+                source: os(),
+            },
+            SetupError::BoundingSet {
+                cap: 21,
+                source: os(),
+            },
+            SetupError::UidSwitch(70000),
+            SetupError::Killer {
+                uid: 70000,
+                source: Errno::EPERM,
+            },
+            SetupError::SetLimit {
+                what: "open files",
+                source: Errno::EINVAL,
+            },
+            SetupError::Write {
+                path: "/proc/self/uid_map".into(),
+                source: os(),
+            },
+            SetupError::UnexpectedWait(WaitStatus::StillAlive),
+            SetupError::Threads {
+                what: "the token".into(),
+                threads: 3,
+            },
+            SetupError::Cgroup(CgroupError::NotDelegated {
+                controller: "memory",
+                own: "/sys/fs/cgroup/qm".into(),
+            }),
+        ];
+        let mut lines: Vec<String> = failures.iter().map(ToString::to_string).collect();
+        let reported = SetupError::Reported(failures[0].to_string());
+        lines.push(SandboxError::from(reported).to_string());
+        insta::assert_snapshot!(lines.join("\n"));
     }
 }

@@ -7,10 +7,10 @@
 //! the helper kills everything the command started. Forking the zygote instead of executing a
 //! binary per command keeps the overhead to a few milliseconds.
 
-use super::Level;
 use super::child;
 use super::job::{Job, Report, StatusPipe};
 use super::reaper;
+use super::{Level, SetupError};
 use nix::errno::Errno;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sched::CloneFlags;
@@ -22,6 +22,7 @@ use nix::unistd::{ForkResult, Pid};
 use std::ffi::OsStr;
 use std::io::IoSliceMut;
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 /// The hidden first argument that turns Quartermaster's binary into the sandbox's zygote.
@@ -98,16 +99,19 @@ fn helper(bytes: &[u8], fds: Vec<OwnedFd>) -> ! {
         std::process::exit(1)
     };
     let status = StatusPipe::new(status);
-    let started = stdio(&output).and_then(|()| {
-        serde_json::from_slice::<Job>(bytes).map_err(|e| format!("unreadable job: {e}"))
-    });
+    let started = stdio(&output)
+        .and_then(|()| serde_json::from_slice::<Job>(bytes).map_err(SetupError::UnreadableJob));
     drop(output);
     let result = started.and_then(|job| {
         let deadline = Instant::now() + Duration::from_millis(job.timeout_ms);
         // Everything the command starts descends from here, so it is all in the unit's cgroup.
         if let Some(cgroup) = &job.cgroup {
-            std::fs::write(cgroup.join("cgroup.procs"), std::process::id().to_string())
-                .map_err(|e| format!("joining the cgroup {}: {e}", cgroup.display()))?;
+            std::fs::write(cgroup.join("cgroup.procs"), std::process::id().to_string()).map_err(
+                |source| SetupError::JoinCgroup {
+                    path: cgroup.clone(),
+                    source,
+                },
+            )?;
         }
         match job.level {
             Level::UidNamespaces | Level::Namespaces => {
@@ -119,7 +123,7 @@ fn helper(bytes: &[u8], fds: Vec<OwnedFd>) -> ! {
     let code = match result {
         Ok(()) => 0,
         Err(e) => {
-            status.send(&Report::Setup(e));
+            status.send(&Report::setup(&e));
             1
         }
     };
@@ -127,12 +131,12 @@ fn helper(bytes: &[u8], fds: Vec<OwnedFd>) -> ! {
 }
 
 /// The command's output pipe on stdout and stderr; stdin (the zygote's socket) on /dev/null.
-fn stdio(output: &OwnedFd) -> Result<(), String> {
-    let null = std::fs::File::open("/dev/null").map_err(|e| format!("/dev/null: {e}"))?;
+fn stdio(output: &OwnedFd) -> Result<(), SetupError> {
+    let null = std::fs::File::open("/dev/null").map_err(SetupError::DevNull)?;
     nix::unistd::dup2_stdin(&null)
         .and_then(|()| nix::unistd::dup2_stdout(output))
         .and_then(|()| nix::unistd::dup2_stderr(output))
-        .map_err(|e| format!("redirecting the output: {e}"))
+        .map_err(SetupError::call("redirecting the output"))
 }
 
 /// New mount, PID and IPC namespaces (and a user namespace when unprivileged); the forked
@@ -142,19 +146,22 @@ fn namespaced(
     status: &StatusPipe,
     lifeline: &OwnedFd,
     deadline: Instant,
-) -> Result<(), String> {
+) -> Result<(), SetupError> {
     let user_ns = job.level == Level::Namespaces;
     let (uid, gid) = (nix::unistd::geteuid(), nix::unistd::getegid());
     let mut flags = CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWPID | CloneFlags::CLONE_NEWIPC;
     if user_ns {
         flags |= CloneFlags::CLONE_NEWUSER;
     }
-    nix::sched::unshare(flags).map_err(|e| format!("unshare: {e}"))?;
+    nix::sched::unshare(flags).map_err(SetupError::call("unshare"))?;
     if user_ns {
         // The operator's own ids, mapped to themselves: the command is not root in there, so
         // `exec` leaves it no capability.
         let write = |file: &str, text: String| {
-            std::fs::write(file, text).map_err(|e| format!("writing {file}: {e}"))
+            std::fs::write(file, text).map_err(|source| SetupError::Write {
+                path: PathBuf::from(file),
+                source,
+            })
         };
         write("/proc/self/setgroups", "deny".into())?;
         write("/proc/self/uid_map", format!("{uid} {uid} 1\n"))?;
@@ -181,8 +188,8 @@ fn contained(
     status: &StatusPipe,
     lifeline: &OwnedFd,
     deadline: Instant,
-) -> Result<(), String> {
-    nix::sys::prctl::set_child_subreaper(true).map_err(|e| format!("subreaper: {e}"))?;
+) -> Result<(), SetupError> {
+    nix::sys::prctl::set_child_subreaper(true).map_err(SetupError::call("subreaper"))?;
     let signals = block_sigchld()?;
     let Some(command) = fork()? else {
         child::command(job, status)
@@ -205,24 +212,23 @@ fn contained(
 }
 
 /// The child's pid, or `None` in the child.
-fn fork() -> Result<Option<Pid>, String> {
+fn fork() -> Result<Option<Pid>, SetupError> {
     // SAFETY: the helper is single-threaded, so the child may do anything after fork.
-    match unsafe { nix::unistd::fork() } {
-        Ok(ForkResult::Child) => Ok(None),
-        Ok(ForkResult::Parent { child }) => Ok(Some(child)),
-        Err(e) => Err(format!("fork: {e}")),
+    match unsafe { nix::unistd::fork() }.map_err(SetupError::call("fork"))? {
+        ForkResult::Child => Ok(None),
+        ForkResult::Parent { child } => Ok(Some(child)),
     }
 }
 
 /// SIGCHLD is blocked and read from a descriptor, so that one `poll` waits for the child, the
 /// deadline and the lifeline at once.
-fn block_sigchld() -> Result<SignalFd, String> {
+fn block_sigchld() -> Result<SignalFd, SetupError> {
     let mut mask = SigSet::empty();
     mask.add(Signal::SIGCHLD);
     mask.thread_block()
-        .map_err(|e| format!("blocking SIGCHLD: {e}"))?;
+        .map_err(SetupError::call("blocking SIGCHLD"))?;
     SignalFd::with_flags(&mask, SfdFlags::SFD_CLOEXEC | SfdFlags::SFD_NONBLOCK)
-        .map_err(|e| format!("signalfd: {e}"))
+        .map_err(SetupError::call("signalfd"))
 }
 
 enum Ended {
@@ -248,21 +254,21 @@ fn supervise(
     deadline: Instant,
     signals: &SignalFd,
     lifeline: &OwnedFd,
-) -> Result<Ended, String> {
+) -> Result<Ended, SetupError> {
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
             return Ok(Ended::TimedOut);
         }
         let timeout = PollTimeout::try_from(left.min(Duration::from_secs(60)))
-            .map_err(|e| format!("poll timeout: {e}"))?;
+            .map_err(SetupError::PollTimeout)?;
         let mut fds = [
             PollFd::new(signals.as_fd(), PollFlags::POLLIN),
             PollFd::new(lifeline.as_fd(), PollFlags::POLLIN),
         ];
         match poll(&mut fds, timeout) {
             Ok(_) | Err(Errno::EINTR) => {}
-            Err(e) => return Err(format!("poll: {e}")),
+            Err(e) => return Err(SetupError::call("poll")(e)),
         }
         // Quartermaster never writes on it: readable means closed.
         if fds[1].revents().is_some_and(|r| !r.is_empty()) {

@@ -1,25 +1,30 @@
 //! The identity a command ends up with: the slot uid (root levels), no capability at all, not
 //! even in the bounding set, and `no_new_privs`; then the checks made as that identity.
 
-use super::Level;
 use super::job::SlotIdentity;
+use super::{Level, SetupError};
 use nix::unistd::{AccessFlags, Gid, Uid, access};
 use rustix::thread::{CapabilitySet, CapabilitySets};
 use std::path::{Path, PathBuf};
 
 /// Drops everything the command must not hold. Runs in the forked command process, after the
 /// mounts and before `exec`.
-pub(crate) fn drop_privileges(level: Level, identity: Option<SlotIdentity>) -> Result<(), String> {
+pub(crate) fn drop_privileges(
+    level: Level,
+    identity: Option<SlotIdentity>,
+) -> Result<(), SetupError> {
+    let no_new_privs =
+        || nix::sys::prctl::set_no_new_privs().map_err(SetupError::os("no_new_privs"));
     if level == Level::None {
-        return rustix::thread::set_no_new_privs(true).map_err(|e| format!("no_new_privs: {e}"));
+        return no_new_privs();
     }
     clear_bounding_set()?;
-    rustix::thread::clear_ambient_capability_set().map_err(|e| format!("ambient set: {e}"))?;
+    rustix::thread::clear_ambient_capability_set().map_err(SetupError::os("ambient set"))?;
     if let Some(SlotIdentity { uid, gid }) = identity {
         let (uid, gid) = (Uid::from_raw(uid), Gid::from_raw(gid));
-        nix::unistd::setgroups(&[]).map_err(|e| format!("setgroups: {e}"))?;
-        nix::unistd::setresgid(gid, gid, gid).map_err(|e| format!("setresgid: {e}"))?;
-        nix::unistd::setresuid(uid, uid, uid).map_err(|e| format!("setresuid: {e}"))?;
+        nix::unistd::setgroups(&[]).map_err(SetupError::call("setgroups"))?;
+        nix::unistd::setresgid(gid, gid, gid).map_err(SetupError::call("setresgid"))?;
+        nix::unistd::setresuid(uid, uid, uid).map_err(SetupError::call("setresuid"))?;
     }
     // A uid change from root already empties these; in a user namespace, where the command keeps
     // the operator's uid, this is what takes the namespace's capabilities away before `exec`.
@@ -28,14 +33,14 @@ pub(crate) fn drop_privileges(level: Level, identity: Option<SlotIdentity>) -> R
         permitted: CapabilitySet::empty(),
         inheritable: CapabilitySet::empty(),
     };
-    rustix::thread::set_capabilities(None, none).map_err(|e| format!("capset: {e}"))?;
-    rustix::thread::set_no_new_privs(true).map_err(|e| format!("no_new_privs: {e}"))?;
+    rustix::thread::set_capabilities(None, none).map_err(SetupError::os("capset"))?;
+    no_new_privs()?;
     verify(identity)
 }
 
 /// Every capability up to the kernel's last one leaves the bounding set, so that no setuid or
 /// file-capability binary can hand one back.
-fn clear_bounding_set() -> Result<(), String> {
+fn clear_bounding_set() -> Result<(), SetupError> {
     let last: u32 = std::fs::read_to_string("/proc/sys/kernel/cap_last_cap")
         .ok()
         .and_then(|s| s.trim().parse().ok())
@@ -43,21 +48,25 @@ fn clear_bounding_set() -> Result<(), String> {
         .min(63);
     for cap in 0..=last {
         let set = CapabilitySet::from_bits_retain(1 << cap);
-        rustix::thread::remove_capability_from_bounding_set(set)
-            .map_err(|e| format!("dropping capability {cap} from the bounding set: {e}"))?;
+        rustix::thread::remove_capability_from_bounding_set(set).map_err(|e| {
+            SetupError::BoundingSet {
+                cap,
+                source: e.into(),
+            }
+        })?;
     }
     Ok(())
 }
 
-fn verify(identity: Option<SlotIdentity>) -> Result<(), String> {
-    let caps = rustix::thread::capabilities(None).map_err(|e| format!("capget: {e}"))?;
+fn verify(identity: Option<SlotIdentity>) -> Result<(), SetupError> {
+    let caps = rustix::thread::capabilities(None).map_err(SetupError::os("capget"))?;
     if !(caps.effective | caps.permitted | caps.inheritable).is_empty() {
-        return Err("capabilities are still held after dropping them".into());
+        return Err(SetupError::CapabilitiesHeld);
     }
     if let Some(SlotIdentity { uid, .. }) = identity {
-        let ids = nix::unistd::getresuid().map_err(|e| format!("getresuid: {e}"))?;
+        let ids = nix::unistd::getresuid().map_err(SetupError::call("getresuid"))?;
         if [ids.real, ids.effective, ids.saved] != [Uid::from_raw(uid); 3] {
-            return Err(format!("the uid switch to {uid} did not take"));
+            return Err(SetupError::UidSwitch(uid));
         }
     }
     Ok(())

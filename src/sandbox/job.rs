@@ -1,7 +1,7 @@
 //! What Quartermaster hands the helper (one JSON message) and what the helper reports back (JSON
 //! lines on the status pipe). The job never holds a secret: redaction stays with the caller.
 
-use super::{Level, Limits};
+use super::{Level, Limits, SetupError};
 use serde::{Deserialize, Serialize};
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::PathBuf;
@@ -74,6 +74,13 @@ pub(crate) enum Report {
     Survivors(Vec<i32>),
     /// A fresh tmpfs the command filled.
     Full(PathBuf),
+}
+
+impl Report {
+    /// A setup failure, as text: the status pipe carries JSON lines.
+    pub(crate) fn setup(e: &SetupError) -> Report {
+        Report::Setup(e.to_string())
+    }
 }
 
 /// The helper's end of the status pipe, shared by the helper, its init and the command (until

@@ -155,7 +155,10 @@ impl fmt::Display for Size {
 /// Applies the rlimits to the current process (the command, about to `exec`): soft and hard,
 /// so that it cannot raise them again. `counted_by_cgroup` leaves processes and memory to the
 /// cgroup, which counts the whole unit.
-pub(crate) fn apply_rlimits(limits: &Limits, counted_by_cgroup: bool) -> Result<(), String> {
+pub(crate) fn apply_rlimits(
+    limits: &Limits,
+    counted_by_cgroup: bool,
+) -> Result<(), super::SetupError> {
     use nix::sys::resource::{Resource, getrlimit, setrlimit};
     let mut wanted = vec![
         (Resource::RLIMIT_FSIZE, limits.file_size, "file size"),
@@ -171,12 +174,15 @@ pub(crate) fn apply_rlimits(limits: &Limits, counted_by_cgroup: bool) -> Result<
         };
         // Never above the hard limit this process already has (raising it needs privileges).
         let (_, hard) =
-            getrlimit(resource).map_err(|e| format!("reading the {what} limit: {e}"))?;
+            getrlimit(resource).map_err(|source| super::SetupError::ReadLimit { what, source })?;
         let limit = limit.min(hard);
-        setrlimit(resource, limit, limit).map_err(|e| format!("setting the {what} limit: {e}"))?;
+        setrlimit(resource, limit, limit)
+            .map_err(|source| super::SetupError::SetLimit { what, source })?;
     }
     Ok(())
 }
+
+const XFSZ: i32 = nix::sys::signal::Signal::SIGXFSZ as i32;
 
 /// Which limit most likely stopped a command that failed, from how it ended and what it
 /// printed, when no cgroup counted it: exact for a file-size kill (SIGXFSZ) and a full tmpfs,
@@ -187,7 +193,7 @@ pub(crate) fn bitten(
     full: &[String],
     output: &str,
 ) -> Option<String> {
-    if let (Some(libc::SIGXFSZ), Some(size)) = (signal, limits.file_size) {
+    if let (Some(XFSZ), Some(size)) = (signal, limits.file_size) {
         return Some(format!("killed: file size limit {}", Size(size)));
     }
     if let (Some(dir), Some(size)) = (full.first(), limits.tmpfs) {
@@ -273,7 +279,7 @@ mod tests {
             ..Limits::default()
         };
         assert_eq!(
-            bitten(&limits, Some(libc::SIGXFSZ), &[], "").unwrap(),
+            bitten(&limits, Some(XFSZ), &[], "").unwrap(),
             "killed: file size limit 8 GiB"
         );
         assert_eq!(

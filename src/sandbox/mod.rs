@@ -34,12 +34,13 @@ mod spawn;
 mod token;
 mod unit;
 
+pub use cgroup::CgroupError;
 pub use claim::{CLAIMS_DIR, RANGE_STRIDE};
 pub use config::{
     CONTAINER_FILE_COMMANDS, DEFAULT_UID_BASE, FILE_COMMAND_VARS, Isolation, Level, SandboxConfig,
     Seed, ToolConfig,
 };
-pub use error::SandboxError;
+pub use error::{SandboxError, SetupError};
 pub use helper::{HELPER_ARG, enter_if_requested};
 pub use limits::{Limits, Size};
 pub use outcome::{Exit, OUTPUT_TAIL_BYTES, ProcessOutcome, redact};

@@ -6,24 +6,24 @@
 //! Mounts made here cannot be undone by the command: it holds no capability once it `exec`s, and
 //! in any user namespace it creates, the kernel locks the mounts it inherits together.
 
+use super::SetupError;
 use super::job::{Exposure, MountPlan};
-use rustix::fs::{CWD, Mode, OFlags};
-use rustix::mount::{
-    FsMountFlags, FsOpenFlags, MountAttrFlags, MountFlags, MountPropagationFlags, MoveMountFlags,
-    OpenTreeFlags,
-};
+use nix::errno::Errno;
+use nix::fcntl::{AT_FDCWD, OFlag};
+use nix::libc;
+use nix::mount::MsFlags;
+use nix::sys::stat::Mode;
+use rustix::mount::{FsMountFlags, FsOpenFlags, MountAttrFlags, MoveMountFlags, OpenTreeFlags};
 use std::ffi::CString;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 /// Applies `plan` to the current mount namespace (which must be private to this command).
-pub(crate) fn apply(plan: &MountPlan) -> Result<(), String> {
-    rustix::mount::mount_change(
-        "/",
-        MountPropagationFlags::PRIVATE | MountPropagationFlags::REC,
-    )
-    .map_err(|e| format!("making mounts private: {e}"))?;
+pub(crate) fn apply(plan: &MountPlan) -> Result<(), SetupError> {
+    let none: Option<&str> = None;
+    nix::mount::mount(none, "/", none, MsFlags::MS_PRIVATE | MsFlags::MS_REC, none)
+        .map_err(SetupError::os("making mounts private"))?;
     // Cloned while the file system is still as it was: the covers and the read-only switch
     // below do not reach these detached copies.
     let clones = plan
@@ -33,17 +33,17 @@ pub(crate) fn apply(plan: &MountPlan) -> Result<(), String> {
         .map(clone)
         .collect::<Result<Vec<_>, _>>()?;
     set_read_only(libc::AT_FDCWD, Path::new("/"), libc::AT_RECURSIVE)
-        .map_err(|e| format!("making the file system read-only: {e}"))?;
+        .map_err(SetupError::os("making the file system read-only"))?;
     // After the switch to read-only, so that /proc stays writable as on any system (tools
     // write /proc/self/*); it shows only this namespace's processes.
-    rustix::mount::mount(
-        "proc",
+    nix::mount::mount(
+        Some("proc"),
         "/proc",
-        "proc",
-        MountFlags::NOSUID | MountFlags::NODEV | MountFlags::NOEXEC,
-        None,
+        Some("proc"),
+        MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC,
+        none,
     )
-    .map_err(|e| format!("mounting a fresh /proc: {e}"))?;
+    .map_err(SetupError::os("mounting a fresh /proc"))?;
     let mut mask = None;
     for op in ordered(plan, &clones) {
         match op {
@@ -77,22 +77,25 @@ struct Clone {
     fd: OwnedFd,
 }
 
-fn clone(exposure: &Exposure) -> Result<Clone, String> {
+fn clone(exposure: &Exposure) -> Result<Clone, SetupError> {
     let fd = rustix::mount::open_tree(
-        CWD,
+        AT_FDCWD,
         exposure.path.as_path(),
         OpenTreeFlags::OPEN_TREE_CLONE
             | OpenTreeFlags::OPEN_TREE_CLOEXEC
             | OpenTreeFlags::AT_RECURSIVE,
     )
-    .map_err(|e| format!("cloning {}: {e}", exposure.path.display()))?;
+    .map_err(SetupError::os_at("cloning", &exposure.path))?;
     if !exposure.writable {
         set_read_only(
             fd.as_raw_fd(),
             Path::new(""),
             libc::AT_EMPTY_PATH | libc::AT_RECURSIVE,
         )
-        .map_err(|e| format!("making {} read-only: {e}", exposure.path.display()))?;
+        .map_err(|source| SetupError::ReadOnly {
+            path: exposure.path.clone(),
+            source,
+        })?;
     }
     Ok(Clone {
         path: exposure.path.clone(),
@@ -138,7 +141,7 @@ enum Cover {
 
 /// Mounts an empty tmpfs on `target` for `kind`, holding the mountpoints the exposures inside it
 /// need.
-fn cover(target: &Path, kind: Cover, clones: &[Clone]) -> Result<(), String> {
+fn cover(target: &Path, kind: Cover, clones: &[Clone]) -> Result<(), SetupError> {
     let (mode, size, read_only) = match kind {
         Cover::Fresh(size) => (0o1777, size, false),
         Cover::Hide { traversable } => (if traversable { 0o111 } else { 0 }, None, true),
@@ -146,55 +149,60 @@ fn cover(target: &Path, kind: Cover, clones: &[Clone]) -> Result<(), String> {
     if !target.is_dir() {
         return Ok(());
     }
-    let fail = |what: &str, e: rustix::io::Errno| format!("{what} {}: {e}", target.display());
+    let fail = |step| SetupError::os_at::<rustix::io::Errno>(step, target);
     let fs = rustix::mount::fsopen("tmpfs", FsOpenFlags::FSOPEN_CLOEXEC)
-        .map_err(|e| fail("creating a tmpfs for", e))?;
+        .map_err(fail("creating a tmpfs for"))?;
     rustix::mount::fsconfig_set_string(&fs, "mode", format!("{mode:o}"))
-        .map_err(|e| fail("configuring the tmpfs for", e))?;
+        .map_err(fail("configuring the tmpfs for"))?;
     if let Some(size) = size {
         rustix::mount::fsconfig_set_string(&fs, "size", size.to_string())
-            .map_err(|e| fail("sizing the tmpfs for", e))?;
+            .map_err(fail("sizing the tmpfs for"))?;
     }
-    rustix::mount::fsconfig_create(&fs).map_err(|e| fail("creating the tmpfs for", e))?;
+    rustix::mount::fsconfig_create(&fs).map_err(fail("creating the tmpfs for"))?;
     let mnt = rustix::mount::fsmount(
         &fs,
         FsMountFlags::FSMOUNT_CLOEXEC,
         MountAttrFlags::MOUNT_ATTR_NOSUID | MountAttrFlags::MOUNT_ATTR_NODEV,
     )
-    .map_err(|e| fail("mounting the tmpfs for", e))?;
+    .map_err(fail("mounting the tmpfs for"))?;
     for clone in clones {
         if let Ok(rel) = clone.path.strip_prefix(target)
             && !rel.as_os_str().is_empty()
         {
-            mountpoint(&mnt, rel, clone.is_dir).map_err(|e| fail("preparing", e))?;
+            mountpoint(&mnt, rel, clone.is_dir)
+                .map_err(SetupError::os_at::<Errno>("preparing", target))?;
         }
     }
     if read_only {
-        set_read_only(mnt.as_raw_fd(), Path::new(""), libc::AT_EMPTY_PATH)
-            .map_err(|e| format!("making the cover of {} read-only: {e}", target.display()))?;
+        set_read_only(mnt.as_raw_fd(), Path::new(""), libc::AT_EMPTY_PATH).map_err(|source| {
+            SetupError::CoverReadOnly {
+                path: target.to_path_buf(),
+                source,
+            }
+        })?;
     }
     rustix::mount::move_mount(
         &mnt,
         "",
-        CWD,
+        AT_FDCWD,
         target,
         MoveMountFlags::MOVE_MOUNT_F_EMPTY_PATH,
     )
-    .map_err(|e| fail("covering", e))
+    .map_err(fail("covering"))
 }
 
 /// Creates the directories (and, for a file, the empty file) an exposure is mounted on.
-fn mountpoint(mnt: &OwnedFd, rel: &Path, is_dir: bool) -> Result<(), rustix::io::Errno> {
+fn mountpoint(mnt: &OwnedFd, rel: &Path, is_dir: bool) -> Result<(), Errno> {
     let mut sofar = PathBuf::new();
     let count = rel.components().count();
     for (i, part) in rel.components().enumerate() {
         sofar.push(part);
         if i + 1 == count && !is_dir {
-            let flags = OFlags::CREATE | OFlags::WRONLY | OFlags::CLOEXEC;
-            rustix::fs::openat(mnt, &sofar, flags, Mode::from_raw_mode(0o644))?;
+            let flags = OFlag::O_CREAT | OFlag::O_WRONLY | OFlag::O_CLOEXEC;
+            nix::fcntl::openat(mnt, &sofar, flags, Mode::from_bits_truncate(0o644))?;
         } else {
-            match rustix::fs::mkdirat(mnt, &sofar, Mode::from_raw_mode(0o755)) {
-                Ok(()) | Err(rustix::io::Errno::EXIST) => {}
+            match nix::sys::stat::mkdirat(mnt, &sofar, Mode::from_bits_truncate(0o755)) {
+                Ok(()) | Err(Errno::EEXIST) => {}
                 Err(e) => return Err(e),
             }
         }
@@ -203,46 +211,47 @@ fn mountpoint(mnt: &OwnedFd, rel: &Path, is_dir: bool) -> Result<(), rustix::io:
 }
 
 /// A detached, read-only tmpfs holding one empty mode-000 file, bound over hidden files.
-fn mask_source() -> Result<OwnedFd, String> {
-    let fail = |e: rustix::io::Errno| format!("creating the file mask: {e}");
-    let fs = rustix::mount::fsopen("tmpfs", FsOpenFlags::FSOPEN_CLOEXEC).map_err(fail)?;
-    rustix::mount::fsconfig_create(&fs).map_err(fail)?;
+fn mask_source() -> Result<OwnedFd, SetupError> {
+    let fail = || SetupError::os::<rustix::io::Errno>("creating the file mask");
+    let fs = rustix::mount::fsopen("tmpfs", FsOpenFlags::FSOPEN_CLOEXEC).map_err(fail())?;
+    rustix::mount::fsconfig_create(&fs).map_err(fail())?;
     let mnt = rustix::mount::fsmount(&fs, FsMountFlags::FSMOUNT_CLOEXEC, MountAttrFlags::empty())
-        .map_err(fail)?;
-    let flags = OFlags::CREATE | OFlags::WRONLY | OFlags::CLOEXEC;
-    rustix::fs::openat(&mnt, "masked", flags, Mode::empty()).map_err(fail)?;
+        .map_err(fail())?;
+    let flags = OFlag::O_CREAT | OFlag::O_WRONLY | OFlag::O_CLOEXEC;
+    nix::fcntl::openat(&mnt, "masked", flags, Mode::empty())
+        .map_err(SetupError::os("creating the file mask"))?;
     set_read_only(mnt.as_raw_fd(), Path::new(""), libc::AT_EMPTY_PATH)
-        .map_err(|e| format!("creating the file mask: {e}"))?;
+        .map_err(SetupError::os("creating the file mask"))?;
     Ok(mnt)
 }
 
-fn hide_file(mask: &OwnedFd, target: &Path) -> Result<(), String> {
-    let fail = |e: rustix::io::Errno| format!("hiding {}: {e}", target.display());
+fn hide_file(mask: &OwnedFd, target: &Path) -> Result<(), SetupError> {
+    let fail = || SetupError::os_at::<rustix::io::Errno>("hiding", target);
     let copy = rustix::mount::open_tree(
         mask,
         "masked",
         OpenTreeFlags::OPEN_TREE_CLONE | OpenTreeFlags::OPEN_TREE_CLOEXEC,
     )
-    .map_err(fail)?;
+    .map_err(fail())?;
     rustix::mount::move_mount(
         &copy,
         "",
-        CWD,
+        AT_FDCWD,
         target,
         MoveMountFlags::MOVE_MOUNT_F_EMPTY_PATH,
     )
-    .map_err(fail)
+    .map_err(fail())
 }
 
-fn attach(clone: &Clone) -> Result<(), String> {
+fn attach(clone: &Clone) -> Result<(), SetupError> {
     rustix::mount::move_mount(
         &clone.fd,
         "",
-        CWD,
+        AT_FDCWD,
         clone.path.as_path(),
         MoveMountFlags::MOVE_MOUNT_F_EMPTY_PATH,
     )
-    .map_err(|e| format!("exposing {}: {e}", clone.path.display()))
+    .map_err(SetupError::os_at("exposing", &clone.path))
 }
 
 /// `mount_setattr(2)` with `MOUNT_ATTR_RDONLY`: neither nix nor rustix wraps it, and it is the

@@ -1,6 +1,7 @@
 //! The sandbox of a run: the probe that picks the strongest isolation this process can have (by
 //! trying it for real), and the slots units run in.
 
+use super::cgroup::CgroupError;
 use super::cgroup::Cgroups;
 use super::claim;
 use super::guard::{PermissionGuard, RootGuard, Watch};
@@ -10,7 +11,7 @@ use super::layout::{self, Layout};
 use super::reaper::processes_of;
 use super::spawn::Zygote;
 use super::unit::{Cell, UnitSpec};
-use super::{Isolation, Level, SandboxConfig, SandboxError};
+use super::{Isolation, Level, SandboxConfig, SandboxError, SetupError};
 use std::collections::BTreeSet;
 use std::ffi::OsString;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -67,7 +68,7 @@ impl From<SandboxError> for LevelFailure {
             | SandboxError::BadUidBase { .. }
             | SandboxError::Reachable { .. }
             | SandboxError::Unreachable { .. } => LevelFailure::Refused(e),
-            SandboxError::Setup(why) => LevelFailure::Unavailable(why),
+            SandboxError::Setup(why) => LevelFailure::Unavailable(why.to_string()),
             other => LevelFailure::Unavailable(other.to_string()),
         }
     }
@@ -82,16 +83,16 @@ impl Sandbox {
         let mut tried = Vec::new();
         // Before any helper starts: Quartermaster must be alone in its cgroup to leave it.
         let mut cgroups = match config.isolation {
-            Isolation::None => Err("no limits apply without a sandbox".to_string()),
+            Isolation::None => Err(CgroupError::NoSandbox),
             _ => Cgroups::open(),
         };
         for level in candidates(config.isolation, euid)? {
             match Sandbox::attempt(level, &config) {
                 Ok(mut sandbox) => {
                     sandbox.fallbacks = tried;
-                    match std::mem::replace(&mut cgroups, Err(String::new())) {
+                    match std::mem::replace(&mut cgroups, Err(CgroupError::NoSandbox)) {
                         Ok(tree) => sandbox.cgroups = Some(tree),
-                        Err(why) => sandbox.cgroup_note = Some(why),
+                        Err(why) => sandbox.cgroup_note = Some(why.to_string()),
                     }
                     return Ok(sandbox);
                 }
@@ -244,7 +245,7 @@ impl Sandbox {
     /// protected.
     fn check_uid(&self, uid: u32, slot: u32) -> Result<(), SandboxError> {
         let id = SlotIdentity { uid, gid: uid };
-        let pids = processes_of(id.uid, -1).map_err(SandboxError::Setup)?;
+        let pids = processes_of(id.uid, -1)?;
         if !pids.is_empty() {
             let pids: Vec<String> = pids.iter().map(i32::to_string).collect();
             return Err(SandboxError::UidBusy {
@@ -338,7 +339,7 @@ impl Sandbox {
             Ok(cgroup) => cgroup,
             Err(why) => {
                 let _ = layout::remove_tree(&layout.dir);
-                return Err(SandboxError::Setup(why));
+                return Err(SetupError::from(why).into());
             }
         };
         let canonical =

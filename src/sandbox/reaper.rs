@@ -3,6 +3,7 @@
 //! root, a process holding the slot uid kills everything of that uid until `/proc` shows none;
 //! with no sandbox at all, the helper's descendants are frozen, then killed.
 
+use super::SetupError;
 use super::job::{Report, SlotIdentity, StatusPipe};
 use nix::errno::Errno;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
@@ -18,8 +19,11 @@ use std::time::{Duration, Instant};
 const KILL_PATIENCE: Duration = Duration::from_secs(5);
 
 /// Live processes (zombies are dead) whose real, effective or saved uid is `uid`, but `except`.
-pub(crate) fn processes_of(uid: u32, except: i32) -> Result<Vec<i32>, String> {
-    let all = procfs::process::all_processes().map_err(|e| format!("reading /proc: {e}"))?;
+pub(crate) fn processes_of(uid: u32, except: i32) -> Result<Vec<i32>, SetupError> {
+    let all = procfs::process::all_processes().map_err(|source| SetupError::Proc {
+        what: "/proc",
+        source,
+    })?;
     Ok(all
         .flatten()
         .filter(|p| p.pid != except)
@@ -47,12 +51,11 @@ pub(crate) fn sweep_uid(
     leftovers: bool,
     signals: &SignalFd,
     status: &StatusPipe,
-) -> Result<(), String> {
+) -> Result<(), SetupError> {
     // SAFETY: the helper is single-threaded, so the child may do anything after fork.
-    match unsafe { nix::unistd::fork() } {
-        Ok(ForkResult::Child) => std::process::exit(killer(identity, status)),
-        Ok(ForkResult::Parent { .. }) => {}
-        Err(e) => return Err(format!("fork: {e}")),
+    match unsafe { nix::unistd::fork() }.map_err(SetupError::call("fork"))? {
+        ForkResult::Child => std::process::exit(killer(identity, status)),
+        ForkResult::Parent { .. } => {}
     }
     let emptied = reap_all(signals, KILL_PATIENCE);
     if leftovers || !emptied {
@@ -69,10 +72,11 @@ fn killer(identity: SlotIdentity, status: &StatusPipe) -> i32 {
     let became = nix::unistd::setgroups(&[])
         .and_then(|()| nix::unistd::setresgid(gid, gid, gid))
         .and_then(|()| nix::unistd::setresuid(uid, uid, uid));
-    if let Err(e) = became {
-        status.send(&Report::Setup(format!(
-            "the killer cannot become uid {uid}: {e}"
-        )));
+    if let Err(source) = became {
+        status.send(&Report::setup(&SetupError::Killer {
+            uid: identity.uid,
+            source,
+        }));
         return 1;
     }
     // kill(-1) walks the process list under the lock fork needs, and a process with SIGKILL

@@ -2,7 +2,7 @@
 //! environment block the kernel shows in `/proc/<pid>/environ` (libc's `unsetenv` only drops the
 //! pointer, the bytes stay); and a check of whether the parent process still holds it.
 
-use super::SandboxError;
+use super::{SandboxError, SetupError};
 use std::ffi::OsString;
 use std::os::unix::fs::FileExt;
 
@@ -50,14 +50,20 @@ fn single_threaded(what: &str) -> Result<(), SandboxError> {
     if threads == 1 {
         Ok(())
     } else {
-        Err(SandboxError::Setup(format!(
-            "{what} must be taken from the environment before any thread starts ({threads} run)"
-        )))
+        Err(SetupError::Threads {
+            what: what.to_string(),
+            threads,
+        }
+        .into())
     }
 }
 
-fn proc_error(e: procfs::ProcError) -> SandboxError {
-    SandboxError::Setup(format!("reading /proc/self: {e}"))
+fn proc_error(source: procfs::ProcError) -> SandboxError {
+    SetupError::Proc {
+        what: "/proc/self",
+        source,
+    }
+    .into()
 }
 
 /// Zeroes the entries of the initial environment block that `matches`, through `/proc/self/mem`
@@ -67,9 +73,7 @@ fn wipe_block(matches: impl Fn(&[u8]) -> bool) -> Result<(), SandboxError> {
         .and_then(|me| me.stat())
         .map_err(proc_error)?;
     let (Some(start), Some(end)) = (stat.env_start, stat.env_end) else {
-        return Err(SandboxError::Setup(
-            "the kernel does not show where the environment block is".into(),
-        ));
+        return Err(SetupError::NoEnvironmentBlock.into());
     };
     let io = |what: &'static str| SandboxError::io(format!("{what} the environment block"));
     let mem = std::fs::OpenOptions::new()

@@ -5,7 +5,7 @@ use super::guard::{PermissionGuard, Watch};
 use super::job::{Exposure, Job, JobAction, MountPlan, Report, SlotIdentity};
 use super::layout::{self, Layout};
 use super::outcome::{Exit, ProcessOutcome, append_log, redacted_tail};
-use super::{Level, Sandbox, SandboxError, ToolConfig, cgroup, limits, spawn};
+use super::{Level, Sandbox, SandboxError, SetupError, ToolConfig, cgroup, limits, spawn};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -171,13 +171,13 @@ impl Cell<'_> {
                 Report::Reachable { path, how } => {
                     return Err(SandboxError::Reachable { path, how });
                 }
-                Report::Setup(why) | Report::SpawnFailed(why) => failure = Some(why),
+                Report::Setup(why) | Report::SpawnFailed(why) => {
+                    failure = Some(SetupError::Reported(why));
+                }
                 _ => {}
             }
         }
-        Err(SandboxError::Setup(
-            failure.unwrap_or_else(|| "the helper reported nothing".into()),
-        ))
+        Err(failure.unwrap_or(SetupError::NothingReported).into())
     }
 
     fn job(
@@ -263,10 +263,10 @@ fn verdict(
                     pids: pids.join(", "),
                 });
             }
-            Report::Setup(why) => return Err(SandboxError::Setup(why)),
+            Report::Setup(why) => return Err(SetupError::Reported(why).into()),
             Report::SpawnFailed(why) => (0, Exit::SpawnFailed(why)),
             Report::TimedOut => (1, Exit::TimedOut(timeout)),
-            Report::Interrupted => (2, Exit::Signal(nix::libc::SIGKILL)),
+            Report::Interrupted => (2, Exit::Signal(nix::sys::signal::Signal::SIGKILL as i32)),
             Report::Exited(code) => (3, Exit::Code(code)),
             Report::Signalled(signal) => (3, Exit::Signal(signal)),
             Report::Resolved(_) | Report::Full(_) => continue,
@@ -277,7 +277,7 @@ fn verdict(
         }
     }
     exit.map(|(_, exit)| exit)
-        .ok_or_else(|| SandboxError::Setup("the sandbox helper ended without a result".into()))
+        .ok_or(SetupError::NoResult.into())
 }
 
 /// The job's environment: JSON carries text, so a variable that is not UTF-8 is refused (named,

@@ -17,7 +17,9 @@ fn the_own_cgroup_is_found_under_the_cgroup2_mount() {
     );
     // cgroup v1 only (this machine's controllers): no v2 line, no v2 mount.
     assert_eq!(
-        own_dir("12:memory:/x\n", MOUNTINFO).unwrap_err(),
+        own_dir("12:memory:/x\n", MOUNTINFO)
+            .unwrap_err()
+            .to_string(),
         "this process is in no cgroup v2 hierarchy"
     );
     let v1_only = MOUNTINFO
@@ -26,7 +28,7 @@ fn the_own_cgroup_is_found_under_the_cgroup2_mount() {
         .collect::<Vec<_>>()
         .join("\n");
     assert_eq!(
-        own_dir("0::/\n", &v1_only).unwrap_err(),
+        own_dir("0::/\n", &v1_only).unwrap_err().to_string(),
         "no cgroup v2 file system is mounted"
     );
 }
@@ -42,13 +44,13 @@ fn delegated(controllers: &str, procs: &str) -> tempfile::TempDir {
 #[test]
 fn a_cgroup_without_the_controllers_or_shared_with_others_is_not_used() {
     let own = delegated("cpu io\n", "42\n");
-    let e = Cgroups::setup(own.path(), 42).unwrap_err();
+    let e = Cgroups::setup(own.path(), 42).unwrap_err().to_string();
     assert!(
         e.starts_with("the runner delegates no `memory` controller to "),
         "{e}"
     );
     let own = delegated("cpu memory pids\n", "42\n7\n");
-    let e = Cgroups::setup(own.path(), 42).unwrap_err();
+    let e = Cgroups::setup(own.path(), 42).unwrap_err().to_string();
     assert!(
         e.starts_with("other processes share Quartermaster's cgroup "),
         "{e}"
