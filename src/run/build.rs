@@ -7,7 +7,7 @@
 use super::project::{check_project, check_specs};
 use super::stop::Stop;
 use super::text::{commit_message, short};
-use super::unit::{Built, Unit};
+use super::unit::{BranchUnit, BuildOutcome};
 use super::verify::refusal;
 use super::{Worker, millis};
 use crate::changes::{self, Snapshot, Verdict};
@@ -27,8 +27,8 @@ use std::time::Instant;
 pub(super) type Exec<'c> = (&'c Cell<'c>, &'c BTreeMap<OsString, OsString>);
 
 /// One branch to build.
-pub struct Job<'j> {
-    pub unit: &'j Unit<'j>,
+pub struct BuildJob<'j> {
+    pub unit: &'j BranchUnit<'j>,
     pub working_dir: Option<&'j str>,
     pub test: &'j TestCommand,
     /// The commit the branch is built on.
@@ -43,22 +43,22 @@ impl Worker<'_> {
     /// file at all (`pip install`).
     fn unchanged(
         &self,
-        unit: &Unit<'_>,
+        unit: &BranchUnit<'_>,
         before: &Snapshot,
         workspace: &Workspace,
         dir: &Path,
-    ) -> Result<Built, Stop> {
+    ) -> Result<BuildOutcome, Stop> {
         let whys: Option<Vec<&str>> = unit.commands.iter().map(|c| c.changes_no_file()).collect();
         if let Some(why) = whys.and_then(|w| w.first().copied()) {
-            return Ok(Built::Unverified(Stop::failed(format!(
+            return Ok(BuildOutcome::Unverified(Stop::failed(format!(
                 "no changes: {why}"
             ))));
         }
         if let Some(stop) = refusal(&self.verify(unit, before, workspace, dir)?.0) {
-            return Ok(Built::Unverified(stop));
+            return Ok(BuildOutcome::Unverified(stop));
         }
         self.progress.step("no changes");
-        Ok(Built::NoChanges)
+        Ok(BuildOutcome::NoChanges)
     }
 
     /// Commits exactly what was verified: what the commands changed, no file of git's own among
@@ -66,11 +66,11 @@ impl Worker<'_> {
     /// from the bytes the verifier read. `Err` is what the unit came to instead of a commit.
     fn commit_verified(
         &self,
-        job: &Job<'_>,
+        job: &BuildJob<'_>,
         before: &Snapshot,
         dir: &Path,
         report: &mut ActionReport,
-    ) -> Result<Result<(NewCommit, changes::Verdict), Built>, Stop> {
+    ) -> Result<Result<(NewCommit, changes::Verdict), BuildOutcome>, Stop> {
         let (unit, lap) = (job.unit, Instant::now());
         let Some(workspace) = self.workspace.as_ref() else {
             return Err(Stop::failed("the workspace is gone"));
@@ -88,7 +88,7 @@ impl Worker<'_> {
         self.check_files(unit, &changed.files())?;
         let (mut facts, diff, after) = match self.verify(unit, before, workspace, dir) {
             Ok(verified) => verified,
-            Err(stop) => return Ok(Err(Built::Unverified(stop))),
+            Err(stop) => return Ok(Err(BuildOutcome::Unverified(stop))),
         };
         let Some(staged) = workspace.stage(&changed, &after.files)? else {
             return self.unchanged(unit, before, workspace, dir).map(Err);
@@ -102,10 +102,10 @@ impl Worker<'_> {
         ));
         report.changes.push(ChangeRecord::of(&unit.branch, &facts));
         if let Some(stop) = refusal(&facts) {
-            return Ok(Err(Built::Unverified(stop)));
+            return Ok(Err(BuildOutcome::Unverified(stop)));
         }
         if let Some(stop) = self.screen(unit, &diff, report) {
-            return Ok(Err(Built::Gated(stop)));
+            return Ok(Err(BuildOutcome::Gated(stop)));
         }
         let message = commit_message(unit, &facts, self.settings.allow_mentions);
         let commit = workspace.commit(staged, &message, &self.settings.author)?;
@@ -116,9 +116,9 @@ impl Worker<'_> {
     /// tests.
     pub(super) fn build(
         &mut self,
-        job: &Job<'_>,
+        job: &BuildJob<'_>,
         report: &mut ActionReport,
-    ) -> Result<Built, Stop> {
+    ) -> Result<BuildOutcome, Stop> {
         let lap = Instant::now();
         let fresh = self.place_workspace(job.base)?;
         tracing::debug!(ms = millis(lap.elapsed()), "workspace at the base");
@@ -147,7 +147,7 @@ impl Worker<'_> {
             .step(&format!("{}: workspace at {}", unit.branch, short(base)));
         let env = self.check_toolchains(&cell, unit, (workspace.root(), &dir), report)?;
         if let Some(why) = self.run_commands((&cell, &env), unit, &dir, report)? {
-            return Ok(Built::CommandFailed(why));
+            return Ok(BuildOutcome::CommandFailed(why));
         }
         let (commit, facts) = match self.commit_verified(job, &before, &dir, report)? {
             Ok(committed) => committed,
@@ -169,15 +169,15 @@ impl Worker<'_> {
     /// Tests a committed unit on the environment a frozen install builds from the commit.
     fn test(
         &mut self,
-        job: &Job<'_>,
+        job: &BuildJob<'_>,
         (commit, facts): (NewCommit, Box<Verdict>),
         (env, before, dir): (&BTreeMap<OsString, OsString>, &Snapshot, &Path),
         report: &mut ActionReport,
-    ) -> Result<Built, Stop> {
+    ) -> Result<BuildOutcome, Stop> {
         let (unit, test) = (job.unit, job.test);
         let tested = match self.test_environment(unit, &commit, (env, before, dir), test, report)? {
             Ok(tested) => tested,
-            Err(why) => return Ok(Built::InstallFailed(why)),
+            Err(why) => return Ok(BuildOutcome::InstallFailed(why)),
         };
         let Some(root) = self.workspace.as_ref().map(|w| w.root().to_path_buf()) else {
             return Err(Stop::failed("the workspace is gone"));
@@ -190,8 +190,8 @@ impl Worker<'_> {
             ))
         })?;
         match self.run_tests((&tested.cell, &tested.env), unit, test, dir, report)? {
-            None => Ok(Built::Ready(commit, facts)),
-            Some(why) => Ok(Built::TestsFailed(why)),
+            None => Ok(BuildOutcome::Ready(commit, facts)),
+            Some(why) => Ok(BuildOutcome::TestsFailed(why)),
         }
     }
 
@@ -251,7 +251,7 @@ impl Worker<'_> {
     fn run_commands(
         &self,
         cell: Exec<'_>,
-        unit: &Unit<'_>,
+        unit: &BranchUnit<'_>,
         dir: &Path,
         report: &mut ActionReport,
     ) -> Result<Option<String>, Stop> {
@@ -285,7 +285,7 @@ impl Worker<'_> {
     }
 
     /// Only the dependency files of the commands' ecosystems may change.
-    fn check_files(&self, unit: &Unit<'_>, changed: &[String]) -> Result<(), Stop> {
+    fn check_files(&self, unit: &BranchUnit<'_>, changed: &[String]) -> Result<(), Stop> {
         let ecosystems: BTreeSet<&str> =
             unit.commands.iter().map(|m| m.ecosystem.as_str()).collect();
         let files = self.plan.files();
@@ -317,7 +317,7 @@ impl Worker<'_> {
     fn run_tests(
         &self,
         cell: Exec<'_>,
-        unit: &Unit<'_>,
+        unit: &BranchUnit<'_>,
         test: &TestCommand,
         dir: &Path,
         report: &mut ActionReport,

@@ -2,12 +2,12 @@
 //! open or update the PR of each branch whose tests pass.
 
 use super::Worker;
-use super::build::Job;
+use super::build::BuildJob;
 use super::digest::{self, BuildInputs};
 use super::record::{self, Record};
 use super::stop::{Done, Stop};
 use super::text::{PrBody, SplitNote, tested_with};
-use super::unit::{self, Built, Outcome, Unit};
+use super::unit::{self, BranchUnit, BuildOutcome, UnitOutcome};
 use crate::changes::Verdict;
 use crate::forge::{PullRequest, State};
 use crate::git::NewCommit;
@@ -30,7 +30,7 @@ struct Ready {
 /// A unit claimed and built: ready for its PR, or at its end already.
 enum Prepared {
     Ready(Box<Ready>),
-    Done(Outcome),
+    Done(UnitOutcome),
 }
 
 impl<'a> Worker<'a> {
@@ -44,7 +44,7 @@ impl<'a> Worker<'a> {
         // Whatever stops the action, its updates are accounted for.
         report.updates = unit::update_reports(&a.updates, &[], report);
         let base = self.git()?.default_tip;
-        let mut results: Vec<(Unit, Outcome)> = Vec::new();
+        let mut results: Vec<(BranchUnit, UnitOutcome)> = Vec::new();
         let batch = unit::batch(a, &recipe.commands);
         match a.fallback_strategy {
             FallbackStrategy::Batch => {
@@ -61,11 +61,11 @@ impl<'a> Worker<'a> {
                 // another), is split: each update gets its chance alone.
                 let red = matches!(
                     outcome,
-                    Outcome::TestsFailed(_)
-                        | Outcome::CommandFailed(_)
-                        | Outcome::Unverified(_)
-                        | Outcome::Gated(_)
-                        | Outcome::InstallFailed(_)
+                    UnitOutcome::TestsFailed(_)
+                        | UnitOutcome::CommandFailed(_)
+                        | UnitOutcome::Unverified(_)
+                        | UnitOutcome::Gated(_)
+                        | UnitOutcome::InstallFailed(_)
                 ) && a.updates.len() > 1;
                 let why = unit::batch_failure(&outcome);
                 let failed = unit::batch_failed(&outcome);
@@ -80,7 +80,7 @@ impl<'a> Worker<'a> {
         }
         report.updates = unit::update_reports(&a.updates, &results, report);
         for (_, outcome) in &results {
-            if let Outcome::Landed(pr) = outcome {
+            if let UnitOutcome::Landed(pr) = outcome {
                 report.pull_requests.push(pr.clone());
             }
         }
@@ -96,7 +96,7 @@ impl<'a> Worker<'a> {
         recipe: &'a Recipe,
         (base, batch_failed): (git2::Oid, Option<String>),
         report: &mut ActionReport,
-        results: &mut Vec<(Unit<'a>, Outcome)>,
+        results: &mut Vec<(BranchUnit<'a>, UnitOutcome)>,
     ) {
         let units = unit::split(a, &recipe.commands, batch_failed);
         let mut prepared = Vec::new();
@@ -133,12 +133,12 @@ impl<'a> Worker<'a> {
     /// Produces one branch of a `create_mr`: claim it, build it, publish it.
     async fn create_unit(
         &mut self,
-        unit: &Unit<'a>,
+        unit: &BranchUnit<'a>,
         a: &'a CreateMr,
         recipe: &'a Recipe,
         base: git2::Oid,
         report: &mut ActionReport,
-    ) -> Outcome {
+    ) -> UnitOutcome {
         match self.prepare(unit, a, recipe, base, report).await {
             Prepared::Done(outcome) => outcome,
             Prepared::Ready(ready) => self.land(unit, a, recipe, *ready, &[], report).await,
@@ -149,7 +149,7 @@ impl<'a> Worker<'a> {
     /// already holds this very build, whose PR is then unchanged).
     async fn prepare(
         &mut self,
-        unit: &Unit<'a>,
+        unit: &BranchUnit<'a>,
         a: &'a CreateMr,
         recipe: &'a Recipe,
         base: git2::Oid,
@@ -157,13 +157,13 @@ impl<'a> Worker<'a> {
     ) -> Prepared {
         let open = match self.open_pull_request(&unit.branch).await {
             Ok(open) => open,
-            Err(stop) => return Prepared::Done(Outcome::Refused(stop)),
+            Err(stop) => return Prepared::Done(UnitOutcome::Refused(stop)),
         };
         if let Err(stop) = self.claim(&unit.branch, open.as_ref(), report).await {
-            return Prepared::Done(Outcome::Refused(stop));
+            return Prepared::Done(UnitOutcome::Refused(stop));
         }
         let dir = a.working_dir.as_deref();
-        let job = Job {
+        let job = BuildJob {
             unit,
             working_dir: dir,
             test: &recipe.test,
@@ -182,22 +182,22 @@ impl<'a> Worker<'a> {
             .digest(),
         };
         match self.reusable(&unit.branch, open.as_ref(), &job.build, base) {
-            Ok(Some(pr)) => return Prepared::Done(Outcome::Landed(pr)),
+            Ok(Some(pr)) => return Prepared::Done(UnitOutcome::Landed(pr)),
             Ok(None) => {}
-            Err(stop) => return Prepared::Done(Outcome::Refused(stop)),
+            Err(stop) => return Prepared::Done(UnitOutcome::Refused(stop)),
         }
         tracing::debug!(branch = %unit.branch, "claimed; building");
-        let (commit, facts) = match self.build(&job, report).map(Built::ready) {
+        let (commit, facts) = match self.build(&job, report).map(BuildOutcome::ready) {
             Ok(Ok(ready)) => ready,
             Ok(Err(outcome)) => return Prepared::Done(outcome),
-            Err(stop) => return Prepared::Done(Outcome::Refused(stop)),
+            Err(stop) => return Prepared::Done(UnitOutcome::Refused(stop)),
         };
         let pushed = if self.settings.dry_run {
             None
         } else {
             match self.deliver(&commit, &unit.branch).await {
                 Ok(pushed) => Some(pushed),
-                Err(stop) => return Prepared::Done(Outcome::Refused(stop)),
+                Err(stop) => return Prepared::Done(UnitOutcome::Refused(stop)),
             }
         };
         Prepared::Ready(Box::new(Ready {
@@ -213,20 +213,20 @@ impl<'a> Worker<'a> {
     /// split action, with what became of each.
     async fn land(
         &mut self,
-        unit: &Unit<'a>,
+        unit: &BranchUnit<'a>,
         a: &'a CreateMr,
         recipe: &'a Recipe,
         ready: Ready,
         siblings: &[(String, String)],
         report: &ActionReport,
-    ) -> Outcome {
+    ) -> UnitOutcome {
         let Some(pushed) = ready.pushed else {
             let verb = if ready.open.is_some() {
                 "update"
             } else {
                 "open"
             };
-            return Outcome::DryRun(format!(
+            return UnitOutcome::DryRun(format!(
                 "tests passed; would push {} and {verb} its PR",
                 unit.branch
             ));
@@ -250,16 +250,16 @@ impl<'a> Worker<'a> {
             Ok(mut landed) => {
                 self.after_opening(&mut landed, &ready.facts, &toolchains, flagged)
                     .await;
-                Outcome::Landed(landed)
+                UnitOutcome::Landed(landed)
             }
-            Err(stop) => Outcome::Refused(stop),
+            Err(stop) => UnitOutcome::Refused(stop),
         }
     }
 
     /// The title and body of a unit's PR: what the lock files show, and what the gates add.
     fn pr_text(
         &self,
-        unit: &Unit<'a>,
+        unit: &BranchUnit<'a>,
         a: &'a CreateMr,
         recipe: &'a Recipe,
         facts: &Verdict,
@@ -297,11 +297,11 @@ impl<'a> Worker<'a> {
     /// What built a unit, for the record its PR carries.
     fn built<'b>(
         &'b self,
-        unit: &'b Unit<'a>,
+        unit: &'b BranchUnit<'a>,
         a: &'b CreateMr,
         recipe: &'b Recipe,
-    ) -> record::Built<'b> {
-        record::Built {
+    ) -> record::RecordSource<'b> {
+        record::RecordSource {
             unit,
             mission: self.plan.mission(),
             test: &recipe.test.text,

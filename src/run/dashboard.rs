@@ -5,10 +5,10 @@
 //! default branch; a ticked box beside an update that failed or was refused asks the next run to
 //! retry it from the build recorded in that line (validated against the mission like a plan).
 
-use super::Ran;
+use super::RunReports;
 use super::Worker;
 use super::record::Record;
-use super::unit::Unit;
+use super::unit::BranchUnit;
 use super::upkeep::{Upkeep, quoted};
 use crate::forge::{Issue, NewIssue, PullRequest};
 use crate::markdown::code;
@@ -60,7 +60,7 @@ pub fn asked(body: &str) -> Asked {
 }
 
 /// Everything the dashboard shows.
-pub struct View<'v> {
+pub struct DashboardView<'v> {
     pub open: &'v [PullRequest],
     pub actions: &'v [ActionReport],
     /// The records of the actions that may be retried, by action index.
@@ -70,7 +70,7 @@ pub struct View<'v> {
     pub now: SystemTime,
 }
 
-impl View<'_> {
+impl DashboardView<'_> {
     pub fn render(&self) -> String {
         let mut out = format!(
             "Quartermaster keeps this issue up to date on every run: its open pull requests, and what its latest run could not do.\n\n## Open pull requests\n\nTick a box to have the next run rebuild that pull request on {}.\n\n",
@@ -211,7 +211,12 @@ fn age(created_at: Option<&str>, now: SystemTime) -> String {
 impl Worker<'_> {
     /// After the plan's actions: reads what the dashboard asks, looks after the open PRs, retries
     /// what was asked, and writes the dashboard.
-    pub(super) async fn look_after(&mut self, mission: &Mission, everything: bool, ran: &mut Ran) {
+    pub(super) async fn look_after(
+        &mut self,
+        mission: &Mission,
+        everything: bool,
+        ran: &mut RunReports,
+    ) {
         let cancelled = || crate::harden::cancelled().is_some();
         if cancelled() {
             return;
@@ -272,7 +277,7 @@ impl Worker<'_> {
         &self,
         issue: Option<Issue>,
         open: Option<Vec<PullRequest>>,
-        ran: &Ran,
+        ran: &RunReports,
     ) -> Result<Option<IssueRef>, super::stop::Stop> {
         let open = match open {
             Some(open) => open,
@@ -287,7 +292,7 @@ impl Worker<'_> {
             .filter(|pr| self.check_owned(pr).is_ok())
             .collect();
         let records = self.retry_records(&ran.actions);
-        let body = View {
+        let body = DashboardView {
             open: &open,
             actions: &ran.actions,
             records: &records,
@@ -367,7 +372,7 @@ impl Worker<'_> {
                 .iter()
                 .filter(|u| !landed.contains(u.package.as_str()))
                 .collect();
-            let unit = Unit {
+            let unit = BranchUnit {
                 branch: branch.clone(),
                 title,
                 split: None,
@@ -382,7 +387,7 @@ impl Worker<'_> {
                     .collect(),
                 updates,
             };
-            let built = super::record::Built {
+            let built = super::record::RecordSource {
                 unit: &unit,
                 mission: self.plan.mission(),
                 test: &recipe.test.text,

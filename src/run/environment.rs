@@ -12,7 +12,7 @@
 use super::Worker;
 use super::build::{Exec, sandbox_stop};
 use super::stop::Stop;
-use super::unit::Unit;
+use super::unit::BranchUnit;
 use super::warnings::resolver_warnings;
 use crate::changes::{Ecosystem, Snapshot};
 use crate::git::NewCommit;
@@ -40,7 +40,7 @@ impl<'a> Worker<'a> {
     /// are), `dir` the working directory.
     pub(super) fn test_environment(
         &mut self,
-        unit: &Unit<'_>,
+        unit: &BranchUnit<'_>,
         commit: &NewCommit,
         (env, before, dir): (&BTreeMap<OsString, OsString>, &Snapshot, &Path),
         test: &TestCommand,
@@ -101,7 +101,7 @@ impl<'a> Worker<'a> {
     }
 
     /// The frozen install of `unit`'s ecosystems, as the mission writes it (for the build digest).
-    pub(super) fn install_sources(&self, unit: &Unit<'_>) -> Vec<&'a str> {
+    pub(super) fn install_sources(&self, unit: &BranchUnit<'_>) -> Vec<&'a str> {
         let ecosystems: BTreeSet<&str> =
             unit.commands.iter().map(|m| m.ecosystem.as_str()).collect();
         let plan = self.plan;

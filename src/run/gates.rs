@@ -4,7 +4,7 @@
 
 use super::Worker;
 use super::stop::Stop;
-use super::unit::Unit;
+use super::unit::BranchUnit;
 use crate::changes::Diff;
 use crate::finding::Code;
 use crate::report::{ActionReport, ChangeFinding, ScreeningRecord};
@@ -14,7 +14,7 @@ impl Worker<'_> {
     /// Applies the policy to what `diff` newly resolves; the refusal, if any.
     pub(super) fn screen(
         &self,
-        unit: &Unit<'_>,
+        unit: &BranchUnit<'_>,
         diff: &Diff,
         report: &mut ActionReport,
     ) -> Option<Stop> {

@@ -97,7 +97,7 @@ pub struct Settings {
 /// What a run produced: the plan's actions, the upkeep of Quartermaster's open PRs, and the
 /// dependency dashboard.
 #[derive(Debug, Default)]
-pub struct Ran {
+pub struct RunReports {
     pub actions: Vec<ActionReport>,
     pub upkeep: Vec<UpkeepReport>,
     pub dashboard: Option<IssueRef>,
@@ -174,11 +174,11 @@ impl<'a> Engine<'a> {
 
     /// Runs the actions (those of `only`, when given), then, with [`Engine::upkeep`], looks
     /// after the open PRs and the dashboard; `runtime` drives the forge's requests.
-    pub fn run(self, runtime: &tokio::runtime::Handle) -> Ran {
+    pub fn run(self, runtime: &tokio::runtime::Handle) -> RunReports {
         let actions = jobs::run(&self, runtime);
-        let mut ran = Ran {
+        let mut ran = RunReports {
             actions,
-            ..Ran::default()
+            ..RunReports::default()
         };
         if let Some(mission) = self.upkeep {
             let mut worker = Worker {

@@ -6,7 +6,7 @@
 use super::Worker;
 use super::build::{Exec, sandbox_stop};
 use super::stop::Stop;
-use super::unit::Unit;
+use super::unit::BranchUnit;
 use crate::finding::Code;
 use crate::report::ActionReport;
 use crate::sandbox::{Command, Unit as Cell};
@@ -25,7 +25,7 @@ impl Worker<'_> {
     pub(super) fn check_toolchains(
         &self,
         cell: &Cell<'_>,
-        unit: &Unit<'_>,
+        unit: &BranchUnit<'_>,
         (root, dir): (&Path, &Path),
         report: &mut ActionReport,
     ) -> Result<BTreeMap<OsString, OsString>, Stop> {

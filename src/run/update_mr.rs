@@ -2,13 +2,13 @@
 //! of itself with `rebase_first: false`), test it, force-push with a lease, and update the PR.
 
 use super::Worker;
-use super::build::Job;
+use super::build::BuildJob;
 use super::digest::{self, BuildInputs};
 use super::publish::Publication;
 use super::record::{self, Record};
 use super::stop::{Done, Stop};
 use super::text::PrBody;
-use super::unit::{Built, Unit, branch_updates};
+use super::unit::{BranchUnit, BuildOutcome, branch_updates};
 use crate::changes;
 use crate::forge::{PullRequest, State};
 use crate::git::NewCommit;
@@ -29,7 +29,7 @@ impl<'a> Worker<'a> {
         let pr = self.owned_pull_request(a.mr_id).await?;
         let (default_tip, tip) = self.regenerable(a, &pr)?;
         self.claim(&a.branch, Some(&pr), report).await?;
-        let unit = Unit {
+        let unit = BranchUnit {
             branch: a.branch.clone(),
             title: pr.title.clone(),
             split: None,
@@ -57,11 +57,11 @@ impl<'a> Worker<'a> {
         }
         let built = self.build(&job, report)?;
         let verdict = match &built {
-            Built::Ready(..) => Verdict::Passed,
-            Built::TestsFailed(_) => Verdict::Failed,
+            BuildOutcome::Ready(..) => Verdict::Passed,
+            BuildOutcome::TestsFailed(_) => Verdict::Failed,
             _ => Verdict::NotRun,
         };
-        let from = record::Built {
+        let from = record::RecordSource {
             unit: &unit,
             mission: self.plan.mission(),
             test: &recipe.test.text,
@@ -69,7 +69,7 @@ impl<'a> Worker<'a> {
             labels: a.labels.as_deref().unwrap_or(&[]),
         };
         let facts = match &built {
-            Built::Ready(_, facts) => Some(facts.as_ref()),
+            BuildOutcome::Ready(_, facts) => Some(facts.as_ref()),
             _ => None,
         };
         let stamp = record::Stamp {
@@ -117,12 +117,12 @@ impl<'a> Worker<'a> {
         &self,
         a: &UpdateMr,
         pr: &PullRequest,
-        built: Built,
+        built: BuildOutcome,
     ) -> Result<(NewCommit, Box<changes::Verdict>), Stop> {
         match built {
-            Built::Ready(commit, facts) => Ok((commit, facts)),
-            Built::Unverified(stop) | Built::Gated(stop) => Err(stop),
-            Built::NoChanges => Err(Stop::skipped(format!(
+            BuildOutcome::Ready(commit, facts) => Ok((commit, facts)),
+            BuildOutcome::Unverified(stop) | BuildOutcome::Gated(stop) => Err(stop),
+            BuildOutcome::NoChanges => Err(Stop::skipped(format!(
                 "the commands change nothing on top of {}: the updates are already there",
                 if a.rebase_first {
                     self.plan.plan().repo_context.default_branch.as_str()
@@ -130,11 +130,10 @@ impl<'a> Worker<'a> {
                     a.branch.as_str()
                 }
             ))),
-            Built::CommandFailed(why) => Err(Stop::failed(why)),
-            Built::InstallFailed(why) | Built::TestsFailed(why) => Err(Stop::failed(format!(
-                "{why}; PR #{} was left as it was",
-                pr.number
-            ))),
+            BuildOutcome::CommandFailed(why) => Err(Stop::failed(why)),
+            BuildOutcome::InstallFailed(why) | BuildOutcome::TestsFailed(why) => Err(Stop::failed(
+                format!("{why}; PR #{} was left as it was", pr.number),
+            )),
         }
     }
 
@@ -143,10 +142,10 @@ impl<'a> Worker<'a> {
         &self,
         a: &'j UpdateMr,
         recipe: &'j Recipe,
-        unit: &'j Unit<'j>,
+        unit: &'j BranchUnit<'j>,
         base: git2::Oid,
-    ) -> Job<'j> {
-        Job {
+    ) -> BuildJob<'j> {
+        BuildJob {
             unit,
             working_dir: a.working_dir.as_deref(),
             test: &recipe.test,
@@ -172,7 +171,7 @@ impl<'a> Worker<'a> {
         a: &'a UpdateMr,
         recipe: &'a Recipe,
         pr: PullRequest,
-        built: Built,
+        built: BuildOutcome,
         stamp: &record::Stamp,
         report: &mut ActionReport,
     ) -> Done {

@@ -4,7 +4,7 @@
 
 use super::Worker;
 use super::stop::Stop;
-use super::unit::Unit;
+use super::unit::BranchUnit;
 use crate::changes::{self, ChangesError, Code, Declared, Snapshot, Trust, Verdict};
 use crate::git::Workspace;
 use crate::sandbox::Tool;
@@ -17,7 +17,7 @@ impl Worker<'_> {
     /// the wrong ecosystem.
     pub(super) fn snapshot_before(
         &self,
-        unit: &Unit<'_>,
+        unit: &BranchUnit<'_>,
         workspace: &Workspace,
         dir: &Path,
     ) -> Result<Snapshot, Stop> {
@@ -33,7 +33,7 @@ impl Worker<'_> {
     /// commands.
     pub(super) fn snapshot(
         &self,
-        unit: &Unit<'_>,
+        unit: &BranchUnit<'_>,
         workspace: &Workspace,
         dir: &Path,
     ) -> Result<Snapshot, Stop> {
@@ -43,7 +43,7 @@ impl Worker<'_> {
 
     fn read_state(
         &self,
-        unit: &Unit<'_>,
+        unit: &BranchUnit<'_>,
         workspace: &Workspace,
         dir: &Path,
     ) -> Result<Result<Snapshot, ChangesError>, Stop> {
@@ -61,7 +61,7 @@ impl Worker<'_> {
     /// difference it checked; and the snapshot of now, with the bytes it read.
     pub(super) fn verify(
         &self,
-        unit: &Unit<'_>,
+        unit: &BranchUnit<'_>,
         before: &Snapshot,
         workspace: &Workspace,
         dir: &Path,
