@@ -20,17 +20,17 @@ impl Worker<'_> {
         toolchains: &[Check],
         flagged: bool,
     ) {
-        if pr.operation != Operation::Created || self.settings.dry_run {
+        if pr.operation != Operation::Created || self.run.settings.dry_run {
             return;
         }
-        let policy = &self.settings.screener.policy.automerge;
+        let policy = &self.run.settings.screener.policy.automerge;
         if !flagged && self.automerges(facts, toolchains) {
             let head = self
                 .git()
                 .ok()
                 .and_then(|g| g.heads.get(&pr.branch).copied());
             let asked = match head {
-                Some(head) => self.forge.request_auto_merge(pr.number, head).await,
+                Some(head) => self.run.forge.request_auto_merge(pr.number, head).await,
                 None => Err(crate::forge::ForgeError::Local(format!(
                     "{} is not on the remote",
                     pr.branch
@@ -39,7 +39,8 @@ impl Worker<'_> {
             match asked {
                 Ok(()) => {
                     pr.auto_merge = true;
-                    self.progress
+                    self.run
+                        .progress
                         .step(&format!("auto-merge requested for PR #{}", pr.number));
                 }
                 Err(e) => pr.notes.push(format!("auto-merge not requested: {e}")),
@@ -51,7 +52,7 @@ impl Worker<'_> {
             assignees: policy.assignees.clone(),
         };
         if !people.is_empty() {
-            match self.forge.request_review(pr.number, &people).await {
+            match self.run.forge.request_review(pr.number, &people).await {
                 Ok(notes) => pr.notes.extend(notes),
                 Err(e) => pr.notes.push(format!("reviewers not requested: {e}")),
             }
@@ -61,7 +62,7 @@ impl Worker<'_> {
     /// Whether the policy asks auto-merge for a build: every update of a listed type, and
     /// nothing noted (a finding of the lock-file check, a toolchain that differs).
     fn automerges(&self, facts: &Verdict, toolchains: &[Check]) -> bool {
-        let types = &self.settings.screener.policy.automerge.update_types;
+        let types = &self.run.settings.screener.policy.automerge.update_types;
         !types.is_empty()
             && !facts.updates.is_empty()
             && facts.updates.iter().all(|u| types.contains(&u.update_type))

@@ -57,7 +57,7 @@ impl Worker<'_> {
         if let Some(stop) = refusal(&self.verify(unit, before, workspace, dir)?.0) {
             return Ok(BuildOutcome::Unverified(stop));
         }
-        self.progress.step("no changes");
+        self.run.progress.step("no changes");
         Ok(BuildOutcome::NoChanges)
     }
 
@@ -72,7 +72,7 @@ impl Worker<'_> {
         report: &mut ActionReport,
     ) -> Result<Result<(NewCommit, changes::Verdict), BuildOutcome>, Stop> {
         let (unit, lap) = (job.unit, Instant::now());
-        let Some(workspace) = self.workspace.as_ref() else {
+        let Some(workspace) = self.slot.workspace.as_ref() else {
             return Err(Stop::failed("the workspace is gone"));
         };
         let changed = workspace.changes()?;
@@ -107,8 +107,8 @@ impl Worker<'_> {
         if let Some(stop) = self.screen(unit, &diff, report) {
             return Ok(Err(BuildOutcome::Gated(stop)));
         }
-        let message = commit_message(unit, &facts, self.settings.allow_mentions);
-        let commit = workspace.commit(staged, &message, &self.settings.author)?;
+        let message = commit_message(unit, &facts, self.run.settings.allow_mentions);
+        let commit = workspace.commit(staged, &message, &self.run.settings.author)?;
         Ok(Ok((commit, facts)))
     }
 
@@ -122,14 +122,15 @@ impl Worker<'_> {
         let lap = Instant::now();
         let fresh = self.place_workspace(job.base)?;
         tracing::debug!(ms = millis(lap.elapsed()), "workspace at the base");
-        let Some(workspace) = self.workspace.as_ref() else {
+        let Some(workspace) = self.slot.workspace.as_ref() else {
             return Err(Stop::failed("the workspace is gone"));
         };
         let (unit, working_dir, test, base) = (job.unit, job.working_dir, job.test, job.base);
         let cell = self
+            .run
             .sandbox
             .unit(UnitSpec {
-                slot: self.slot,
+                slot: self.slot.number,
                 writable: vec![workspace.root().to_path_buf()],
                 ..UnitSpec::default()
             })
@@ -143,7 +144,8 @@ impl Worker<'_> {
         check_project(unit, test, (&dir, working_dir), before.as_ref().ok())?;
         let before = before?;
         check_specs(unit, &before)?;
-        self.progress
+        self.run
+            .progress
             .step(&format!("{}: workspace at {}", unit.branch, short(base)));
         let env = self.check_toolchains(&cell, unit, (workspace.root(), &dir), report)?;
         if let Some(why) = self.run_commands((&cell, &env), unit, &dir, report)? {
@@ -153,10 +155,10 @@ impl Worker<'_> {
             Ok(committed) => committed,
             Err(built) => return Ok(built),
         };
-        self.progress.step(&format!(
+        self.run.progress.step(&format!(
             "committed {} as {} ({} file{})",
             short(commit.id),
-            self.settings.author.name,
+            self.run.settings.author.name,
             commit.files.len(),
             if commit.files.len() == 1 { "" } else { "s" }
         ));
@@ -177,9 +179,9 @@ impl Worker<'_> {
         let (unit, test) = (job.unit, job.test);
         let tested = match self.test_environment(unit, &commit, (env, before, dir), test, report)? {
             Ok(tested) => tested,
-            Err(why) => return Ok(BuildOutcome::InstallFailed(why)),
+            Err(why) => return Ok(BuildOutcome::InstallFailed(why.to_string())),
         };
-        let Some(root) = self.workspace.as_ref().map(|w| w.root().to_path_buf()) else {
+        let Some(root) = self.slot.workspace.as_ref().map(|w| w.root().to_path_buf()) else {
             return Err(Stop::failed("the workspace is gone"));
         };
         // Validation saw the test command's paths as text; now they exist, in this workspace.
@@ -199,23 +201,25 @@ impl Worker<'_> {
     /// the base tree, or a new checkout the first time (or when the old one cannot be trusted).
     /// Whether the workspace is a new checkout.
     pub(super) fn place_workspace(&mut self, base: git2::Oid) -> Result<bool, Stop> {
-        if let Some(workspace) = self.workspace.as_mut() {
+        if let Some(workspace) = self.slot.workspace.as_mut() {
             match workspace.reset(base) {
                 Ok(()) => return Ok(false),
                 Err(e) => {
-                    self.progress
+                    self.run
+                        .progress
                         .step(&format!("workspace not reused ({e}); checking out anew"));
-                    self.workspace = None;
+                    self.slot.workspace = None;
                 }
             }
         }
         let tree = self
+            .run
             .sandbox
-            .slot_workspace(self.slot)
+            .slot_workspace(self.slot.number)
             .map_err(sandbox_stop)?;
         // The checkout (the costly part) goes on without a hold on the shared mirror.
         let source = self.git()?.mirror.source();
-        self.workspace = Some(Workspace::create(&source, base, &tree)?);
+        self.slot.workspace = Some(Workspace::create(&source, base, &tree)?);
         Ok(true)
     }
 
@@ -233,17 +237,17 @@ impl Worker<'_> {
             argv,
             cwd: dir,
             env,
-            timeout: self.settings.command_timeout,
-            secrets: &self.settings.secrets,
+            timeout: self.run.settings.command_timeout,
+            secrets: &self.run.settings.secrets,
             log: log.as_deref(),
         };
-        super::heartbeat::while_running(&self.progress, &argv.join(" "), || cell.run(&command))
+        super::heartbeat::while_running(&self.run.progress, &argv.join(" "), || cell.run(&command))
             .map_err(sandbox_stop)
     }
 
     /// The log of the unit on `branch`, next to the report (none without a report).
     pub(super) fn unit_log(&self, branch: &str) -> Option<std::path::PathBuf> {
-        let dir = self.settings.logs.as_ref()?;
+        let dir = self.run.settings.logs.as_ref()?;
         Some(dir.join(format!("{}.log", branch.replace('/', "__"))))
     }
 
@@ -258,14 +262,14 @@ impl Worker<'_> {
         for command in &unit.commands {
             let outcome = self.execute(cell, &command.argv, dir, &unit.branch)?;
             let ok = outcome.exit.success();
-            self.progress.step(&format!(
+            self.run.progress.step(&format!(
                 "$ {}  ({}, {:.1}s)",
                 command.text,
                 outcome.result(),
                 outcome.duration.as_secs_f64()
             ));
             if !ok {
-                self.progress.failure_output(&outcome.output_tail);
+                self.run.progress.failure_output(&outcome.output_tail);
             }
             let warnings = super::warnings::resolver_warnings(&outcome.output_tail);
             let process = ProcessRecord::of(outcome);
@@ -288,7 +292,7 @@ impl Worker<'_> {
     fn check_files(&self, unit: &BranchUnit<'_>, changed: &[String]) -> Result<(), Stop> {
         let ecosystems: BTreeSet<&str> =
             unit.commands.iter().map(|m| m.ecosystem.as_str()).collect();
-        let files = self.plan.files();
+        let files = self.run.plan.files();
         let foreign: Vec<String> = changed
             .iter()
             .filter(|f| !files.owns(ecosystems.iter().copied(), f))
@@ -324,7 +328,7 @@ impl Worker<'_> {
     ) -> Result<Option<String>, Stop> {
         let outcome = self.execute(cell, &test.argv, dir, &unit.branch)?;
         let passed = outcome.exit.success();
-        self.progress.step(&format!(
+        self.run.progress.step(&format!(
             "$ {}  ({}, {:.1}s) {}",
             test.text,
             outcome.result(),
@@ -336,7 +340,7 @@ impl Worker<'_> {
             }
         ));
         if !passed {
-            self.progress.failure_output(&outcome.output_tail);
+            self.run.progress.failure_output(&outcome.output_tail);
         }
         let failed = (!passed).then(|| format!("`{}` failed: {}", test.text, outcome.result()));
         report

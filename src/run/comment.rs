@@ -27,7 +27,7 @@ impl Worker<'_> {
         key: &str,
         report: &mut ActionReport,
     ) -> Done {
-        let body = crate::sink::body(text, self.settings.allow_mentions);
+        let body = crate::sink::body(text, self.run.settings.allow_mentions);
         self.own_comment(target, &body, key, report).await
     }
 
@@ -45,7 +45,7 @@ impl Worker<'_> {
             Target::Issue(n) => ("issue", n),
         };
         let marker = markdown::marker("comment", key);
-        let existing = self.forge.comments(target).await?;
+        let existing = self.run.forge.comments(target).await?;
         if let Some(c) = existing.iter().find(|c| c.body.contains(&marker)) {
             report.comments.push(CommentRef {
                 on: on.into(),
@@ -55,14 +55,14 @@ impl Worker<'_> {
             });
             return Ok((Status::Done, format!("comment on #{number} already posted")));
         }
-        if self.settings.dry_run {
+        if self.run.settings.dry_run {
             return Err(Stop::skipped(format!(
                 "dry run: would comment on #{number}"
             )));
         }
         // The marker goes after the cut: a long comment must still be recognised next time.
         let body = cap_before(text.to_string(), &format!("\n\n{marker}"));
-        let posted = self.forge.create_comment(target, &body).await?;
+        let posted = self.run.forge.create_comment(target, &body).await?;
         report.comments.push(CommentRef {
             on: on.into(),
             number,

@@ -71,7 +71,8 @@ impl<'a> Worker<'a> {
                 let failed = unit::batch_failed(&outcome);
                 results.push((batch, outcome));
                 if red {
-                    self.progress
+                    self.run
+                        .progress
                         .step(&format!("{why}: trying each update on its own branch"));
                     self.create_each(a, recipe, (base, Some(failed)), report, &mut results)
                         .await;
@@ -172,11 +173,11 @@ impl<'a> Worker<'a> {
                 unit,
                 test: &recipe.test,
                 working_dir: dir,
-                mission: self.plan.mission(),
+                mission: self.run.plan.mission(),
                 description: Some(&a.description),
                 labels: &a.labels,
-                toolchain_policy: self.settings.toolchain_policy,
-                policy: &self.settings.screener.policy,
+                toolchain_policy: self.run.settings.toolchain_policy,
+                policy: &self.run.settings.screener.policy,
                 install: self.install_sources(unit),
             }
             .digest(),
@@ -192,7 +193,7 @@ impl<'a> Worker<'a> {
             Ok(Err(outcome)) => return Prepared::Done(outcome),
             Err(stop) => return Prepared::Done(UnitOutcome::Refused(stop)),
         };
-        let pushed = if self.settings.dry_run {
+        let pushed = if self.run.settings.dry_run {
             None
         } else {
             match self.deliver(&commit, &unit.branch).await {
@@ -266,7 +267,8 @@ impl<'a> Worker<'a> {
         siblings: &[(String, String)],
         report: &ActionReport,
     ) -> (String, String) {
-        let mut title = crate::sink::line(&unit.title_from(facts), self.settings.allow_mentions);
+        let mut title =
+            crate::sink::line(&unit.title_from(facts), self.run.settings.allow_mentions);
         let (supply, security) = self.screening_text(&unit.branch, report);
         if security {
             title = crate::supply::text::security_title(&title);
@@ -279,7 +281,7 @@ impl<'a> Worker<'a> {
             test_command: &recipe.test.text,
             working_dir: a.working_dir.as_deref(),
             branch: &unit.branch,
-            allow_mentions: self.settings.allow_mentions,
+            allow_mentions: self.run.settings.allow_mentions,
             toolchains: &toolchains,
             supply: &supply,
             installs: &installs,
@@ -303,7 +305,7 @@ impl<'a> Worker<'a> {
     ) -> record::RecordSource<'b> {
         record::RecordSource {
             unit,
-            mission: self.plan.mission(),
+            mission: self.run.plan.mission(),
             test: &recipe.test.text,
             working_dir: a.working_dir.as_deref(),
             labels: &a.labels,
@@ -313,13 +315,14 @@ impl<'a> Worker<'a> {
     /// The open PR on `branch` (which must be Quartermaster's); a closed one of Quartermaster's is
     /// not reopened.
     async fn open_pull_request(&self, branch: &str) -> Result<Option<PullRequest>, Stop> {
-        match self.forge.find_pull_request(branch).await? {
+        match self.run.forge.find_pull_request(branch).await? {
             Some(pr) if pr.state == State::Open => {
                 self.check_owned(&pr)?;
                 Ok(Some(pr))
             }
             Some(pr)
-                if pr.state == State::Closed && pr.labels.contains(&self.settings.bot_label) =>
+                if pr.state == State::Closed
+                    && pr.labels.contains(&self.run.settings.bot_label) =>
             {
                 Err(Stop::skipped(format!(
                     "PR #{} on {branch} was closed without merging; Quartermaster does not reopen closed PRs (use a new branch name to propose it again)",

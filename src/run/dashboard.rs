@@ -267,8 +267,9 @@ impl Worker<'_> {
 
     async fn find_dashboard(&self) -> Result<Option<Issue>, super::stop::Stop> {
         Ok(self
+            .run
             .forge
-            .find_open_issue(TITLE, &self.settings.bot_label, MARKER)
+            .find_open_issue(TITLE, &self.run.settings.bot_label, MARKER)
             .await?)
     }
 
@@ -282,8 +283,9 @@ impl Worker<'_> {
         let open = match open {
             Some(open) => open,
             None => {
-                self.forge
-                    .open_pull_requests(&self.settings.bot_label)
+                self.run
+                    .forge
+                    .open_pull_requests(&self.run.settings.bot_label)
                     .await?
             }
         };
@@ -297,31 +299,35 @@ impl Worker<'_> {
             actions: &ran.actions,
             records: &records,
             upkeep: &ran.upkeep,
-            default_branch: &self.plan.plan().repo_context.default_branch,
+            default_branch: &self.run.plan.plan().repo_context.default_branch,
             now: SystemTime::now(),
         }
         .render();
-        if self.settings.dry_run {
-            self.progress
+        if self.run.settings.dry_run {
+            self.run
+                .progress
                 .line("upkeep: dry run: the dependency dashboard was not written");
             return Ok(None);
         }
         let (issue, operation) = match issue {
             Some(issue) if issue.body == body => (issue, Operation::Unchanged),
             Some(issue) => (
-                self.forge.update_issue_body(issue.number, &body).await?,
+                self.run
+                    .forge
+                    .update_issue_body(issue.number, &body)
+                    .await?,
                 Operation::Updated,
             ),
             None => {
                 let new = NewIssue {
                     title: TITLE.to_string(),
                     body,
-                    labels: vec![self.settings.bot_label.clone()],
+                    labels: vec![self.run.settings.bot_label.clone()],
                 };
-                (self.forge.create_issue(&new).await?, Operation::Created)
+                (self.run.forge.create_issue(&new).await?, Operation::Created)
             }
         };
-        self.progress.line(&format!(
+        self.run.progress.line(&format!(
             "upkeep: dependency dashboard #{} {}",
             issue.number,
             operation.as_str()
@@ -341,7 +347,7 @@ impl Worker<'_> {
         };
         let mut out = Vec::new();
         for a in actions.iter().filter(failed) {
-            let (action, recipe) = match self.plan.step(a.index) {
+            let (action, recipe) = match self.run.plan.step(a.index) {
                 Some(Step::CreateMr(c, recipe)) => (Planned::Create(c), recipe),
                 Some(Step::UpdateMr(u, recipe)) => (Planned::Update(u), recipe),
                 _ => continue,
@@ -389,7 +395,7 @@ impl Worker<'_> {
             };
             let built = super::record::RecordSource {
                 unit: &unit,
-                mission: self.plan.mission(),
+                mission: self.run.plan.mission(),
                 test: &recipe.test.text,
                 working_dir: working_dir.as_deref(),
                 labels: &labels,

@@ -30,11 +30,22 @@ pub(super) struct Tested<'s> {
     pub env: BTreeMap<OsString, OsString>,
 }
 
+/// Why the committed files cannot be tested: the unit fails, saying so.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum Untestable {
+    /// A frozen install failed.
+    #[error("{0}")]
+    InstallFailed(String),
+    /// The install left out the test's runner.
+    #[error("{0}")]
+    NoRunner(String),
+}
+
 /// The largest requirements file read to see whether it pins with hashes.
 const MAX_REQUIREMENTS: u64 = 16 * 1024 * 1024;
 
 impl<'a> Worker<'a> {
-    /// Builds the tests' environment for `commit` (see the module documentation): `Err` with why
+    /// Builds the tests' environment for `commit` (see the module documentation), or says why
     /// the unit fails when the frozen install fails or leaves the test's runner out. `env` is
     /// the update commands' environment, `before` what they started from (where the lock files
     /// are), `dir` the working directory.
@@ -45,8 +56,8 @@ impl<'a> Worker<'a> {
         (env, before, dir): (&BTreeMap<OsString, OsString>, &Snapshot, &Path),
         test: &TestCommand,
         report: &mut ActionReport,
-    ) -> Result<Result<Tested<'a>, String>, Stop> {
-        let Some(workspace) = self.workspace.as_mut() else {
+    ) -> Result<Result<Tested<'a>, Untestable>, Stop> {
+        let Some(workspace) = self.slot.workspace.as_mut() else {
             return Err(Stop::failed("the workspace is gone"));
         };
         workspace.reset(commit.id)?;
@@ -55,9 +66,10 @@ impl<'a> Worker<'a> {
             .canonicalize()
             .map_err(|e| Stop::failed(format!("reading the workspace: {e}")))?;
         let cell = self
+            .run
             .sandbox
             .unit(UnitSpec {
-                slot: self.slot,
+                slot: self.slot.number,
                 writable: vec![root.clone()],
                 ..UnitSpec::default()
             })
@@ -81,21 +93,21 @@ impl<'a> Worker<'a> {
                 hashed: place.hashed,
                 yarn_berry: place.yarn_berry,
             };
-            for command in self.plan.install(name) {
+            for command in self.run.plan.install(name) {
                 if !command.applies(&install) {
                     continue;
                 }
                 let argv = command.argv(&install);
                 let record = (unit.branch.as_str(), *name, venv.as_path());
                 if let Some(why) = self.install((&cell, &env), &argv, run_dir, record, report)? {
-                    return Ok(Err(why));
+                    return Ok(Err(Untestable::InstallFailed(why)));
                 }
             }
         }
         let venv = venv.is_dir().then_some(venv.as_path());
         if let Some(why) = missing_runner(test, venv, &root, dir) {
-            self.progress.step(&why);
-            return Ok(Err(why));
+            self.run.progress.step(&why);
+            return Ok(Err(Untestable::NoRunner(why)));
         }
         Ok(Ok(Tested { cell, env }))
     }
@@ -104,7 +116,7 @@ impl<'a> Worker<'a> {
     pub(super) fn install_sources(&self, unit: &BranchUnit<'_>) -> Vec<&'a str> {
         let ecosystems: BTreeSet<&str> =
             unit.commands.iter().map(|m| m.ecosystem.as_str()).collect();
-        let plan = self.plan;
+        let plan = self.run.plan;
         ecosystems
             .into_iter()
             .flat_map(|e| plan.install(e).iter().map(|c| c.source()))
@@ -119,13 +131,13 @@ impl<'a> Worker<'a> {
         ecosystems: &BTreeSet<&str>,
         venv: &Path,
     ) -> BTreeMap<OsString, OsString> {
-        let mut env = crate::process::install_env(env, &self.settings.extra_env);
+        let mut env = crate::process::install_env(env, &self.run.settings.extra_env);
         let mut set = |name: &str, value: OsString| {
             env.insert(name.into(), value);
         };
         let installed = ecosystems
             .iter()
-            .filter(|e| !self.plan.install(e).is_empty())
+            .filter(|e| !self.run.plan.install(e).is_empty())
             .filter_map(|e| Ecosystem::from_name(e));
         for ecosystem in installed {
             match ecosystem {
@@ -165,13 +177,13 @@ impl<'a> Worker<'a> {
         let outcome = self.execute((cell, env), argv, dir, branch)?;
         let shown = argv.join(" ").replace(&venv.display().to_string(), "<env>");
         let ok = outcome.exit.success();
-        self.progress.step(&format!(
+        self.run.progress.step(&format!(
             "$ {shown}  ({}, {:.1}s) frozen install",
             outcome.exit,
             outcome.duration.as_secs_f64()
         ));
         if !ok {
-            self.progress.failure_output(&outcome.output_tail);
+            self.run.progress.failure_output(&outcome.output_tail);
         }
         let warnings = resolver_warnings(&outcome.output_tail);
         let process = ProcessRecord::of(outcome);

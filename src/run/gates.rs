@@ -22,14 +22,14 @@ impl Worker<'_> {
         if candidates.is_empty() {
             return None;
         }
-        self.progress.step(&format!(
+        self.run.progress.step(&format!(
             "checking {} newly resolved version{} against the policy",
             candidates.len(),
             if candidates.len() == 1 { "" } else { "s" }
         ));
-        let (screening, notes) = self.settings.screener.screen(candidates);
+        let (screening, notes) = self.run.settings.screener.screen(candidates);
         for fix in &screening.fixes {
-            self.progress.step(&format!(
+            self.run.progress.step(&format!(
                 "security fix: {} {} → {} fixes {}",
                 fix.package,
                 fix.from,
@@ -38,7 +38,7 @@ impl Worker<'_> {
             ));
         }
         if let Some(why) = &screening.advisories_unchecked {
-            self.progress.step(&format!(
+            self.run.progress.step(&format!(
                 "advisories not checked ({why}); the policy allows it (advisories.block = false)"
             ));
         }
@@ -114,8 +114,8 @@ impl Worker<'_> {
         let text = supply::text::sections(
             &record.screening,
             &record.notes,
-            &self.settings.screener.policy,
-            self.settings.allow_mentions,
+            &self.run.settings.screener.policy,
+            self.run.settings.allow_mentions,
         );
         (text, record.screening.is_security_fix())
     }

@@ -16,35 +16,40 @@ impl Worker<'_> {
         a: &CreateIssue,
         report: &mut ActionReport,
     ) -> Done {
-        let allow = self.settings.allow_mentions;
+        let allow = self.run.settings.allow_mentions;
         let title = sink::line(&a.title, allow);
         let marker = markdown::marker("issue", &title);
         let footer =
             format!("\n\n---\n<sub>Opened by Quartermaster from an agent's plan.</sub>\n{marker}");
         // The marker goes after the cut: a long body must still be found again.
         let body = cap_before(sink::body(&a.body, allow), &footer);
-        let labels = with_bot_label(&a.labels, &self.settings.bot_label);
+        let labels = with_bot_label(&a.labels, &self.run.settings.bot_label);
         let existing = self
+            .run
             .forge
-            .find_open_issue(&title, &self.settings.bot_label, &marker)
+            .find_open_issue(&title, &self.run.settings.bot_label, &marker)
             .await?;
         let (issue, operation) = match existing {
             Some(issue) if issue.body == body => (issue, Operation::Unchanged),
-            Some(issue) if self.settings.dry_run => {
+            Some(issue) if self.run.settings.dry_run => {
                 return Err(Stop::skipped(format!(
                     "dry run: would update issue #{}",
                     issue.number
                 )));
             }
             Some(issue) => (
-                self.forge.update_issue_body(issue.number, &body).await?,
+                self.run
+                    .forge
+                    .update_issue_body(issue.number, &body)
+                    .await?,
                 Operation::Updated,
             ),
-            None if self.settings.dry_run => {
+            None if self.run.settings.dry_run => {
                 return Err(Stop::skipped("dry run: would open the issue"));
             }
             None => (
-                self.forge
+                self.run
+                    .forge
                     .create_issue(&NewIssue {
                         title,
                         body,
@@ -71,14 +76,15 @@ impl Worker<'_> {
         report: &mut ActionReport,
     ) -> Done {
         let issue = self
+            .run
             .forge
             .issue(a.issue_id)
             .await?
             .ok_or_else(|| Stop::failed(format!("issue #{} does not exist", a.issue_id)))?;
-        if !issue.labels.contains(&self.settings.bot_label) {
+        if !issue.labels.contains(&self.run.settings.bot_label) {
             return Err(Stop::denied(format!(
                 "issue #{} does not carry the `{}` label: Quartermaster only comments on its own issues",
-                issue.number, self.settings.bot_label
+                issue.number, self.run.settings.bot_label
             )));
         }
         self.plan_comment(Target::Issue(issue.number), &a.body, report)

@@ -4,7 +4,7 @@
 //! file never overlap, and the reports come back in plan order whatever finished first.
 
 use super::turn::InTurn;
-use super::{Engine, Worker};
+use super::{Engine, RunContext, Slot, Worker};
 use crate::plan::Action;
 use crate::report::ActionReport;
 use crate::schedule::{Scheduler, plan_keys};
@@ -92,15 +92,15 @@ pub(super) fn run(engine: &Engine<'_>, runtime: &tokio::runtime::Handle) -> Vec<
     let work = |slot: usize| {
         let forge = InTurn::new(engine.forge, &board);
         let mut worker = Worker {
-            plan: engine.plan,
-            forge: &forge,
-            settings: engine.settings,
-            progress: engine.progress.scoped(workers > 1),
-            sandbox: engine.sandbox,
-            git: &engine.git,
-            slot: u32::try_from(slot).unwrap_or(u32::MAX),
-            workspace: None,
-            force_build: false,
+            run: RunContext {
+                plan: engine.plan,
+                forge: &forge,
+                settings: engine.settings,
+                progress: engine.progress.scoped(workers > 1),
+                sandbox: engine.sandbox,
+                git: &engine.git,
+            },
+            slot: Slot::new(u32::try_from(slot).unwrap_or(u32::MAX)),
         };
         while let Some(position) = board.next() {
             let index = indices[position];

@@ -182,15 +182,15 @@ impl<'a> Engine<'a> {
         };
         if let Some(mission) = self.upkeep {
             let mut worker = Worker {
-                plan: self.plan,
-                forge: self.forge,
-                settings: self.settings,
-                progress: self.progress.scoped(false),
-                sandbox: self.sandbox,
-                git: &self.git,
-                slot: 0,
-                workspace: None,
-                force_build: false,
+                run: RunContext {
+                    plan: self.plan,
+                    forge: self.forge,
+                    settings: self.settings,
+                    progress: self.progress.scoped(false),
+                    sandbox: self.sandbox,
+                    git: &self.git,
+                },
+                slot: Slot::new(0),
             };
             // The shard holding the plan's first action looks after everything; the others
             // only close what their own new PRs supersede.
@@ -201,9 +201,9 @@ impl<'a> Engine<'a> {
     }
 }
 
-/// One of the `--jobs` workers: runs actions one after another in its own sandbox slot, and keeps
-/// its workspace from one unit to the next.
-pub(crate) struct Worker<'a> {
+/// What every step of a run works with: the plan, the forge, the settings, the sandbox, the
+/// remote's state, and the progress of the current action.
+pub(crate) struct RunContext<'a> {
     plan: &'a ValidatedPlan,
     forge: &'a dyn Forge,
     settings: &'a Settings,
@@ -211,20 +211,42 @@ pub(crate) struct Worker<'a> {
     progress: Progress,
     sandbox: &'a Sandbox,
     git: &'a SharedGit,
-    slot: u32,
+}
+
+/// What a worker keeps from one unit to the next: its sandbox slot and the workspace in it.
+pub(crate) struct Slot {
+    number: u32,
     /// The slot's workspace, reset between units rather than checked out anew.
     workspace: Option<Workspace>,
     /// Build even where the branch already holds this very build (a rebuild asked for).
     force_build: bool,
 }
 
+impl Slot {
+    fn new(number: u32) -> Self {
+        Slot {
+            number,
+            workspace: None,
+            force_build: false,
+        }
+    }
+}
+
+/// One of the `--jobs` workers: runs actions one after another in its own sandbox slot, and keeps
+/// its workspace from one unit to the next.
+pub(crate) struct Worker<'a> {
+    run: RunContext<'a>,
+    slot: Slot,
+}
+
 impl<'a> Worker<'a> {
     /// Runs one action and reports it; `started` is when the run began.
     async fn action(&mut self, index: usize, started: Instant) -> ActionReport {
-        let actions = &self.plan.plan().actions;
-        let (action, step) = (&actions[index], self.plan.step(index));
+        let actions = &self.run.plan.plan().actions;
+        let (action, step) = (&actions[index], self.run.plan.step(index));
         let begun = Instant::now();
-        self.progress
+        self.run
+            .progress
             .begin_action(index, actions.len(), &text::describe(action));
         let mut report = ActionReport::new(index, action.action_type());
         let result = match step {
@@ -254,13 +276,13 @@ impl<'a> Worker<'a> {
         tracing::debug!(ms = millis(begun.elapsed()), "action finished");
         report.started_ms = millis(begun.duration_since(started));
         report.duration_ms = millis(begun.elapsed());
-        self.progress.end_action(&report);
+        self.run.progress.end_action(&report);
         report
     }
 
     /// Actions the agent is not confident enough about are skipped (a `skip` is always recorded).
     fn below_threshold(&self, step: Step<'_>, confidence: f64) -> Option<Stop> {
-        let threshold = self.settings.min_confidence;
+        let threshold = self.run.settings.min_confidence;
         (!matches!(step, Step::Skip(_)) && confidence < threshold).then(|| {
             Stop::skipped(format!(
                 "confidence {confidence} is below the threshold {threshold}"

@@ -14,6 +14,7 @@ impl Worker<'_> {
     /// The PR numbered `number`, if it exists and is Quartermaster's.
     pub(super) async fn owned_pull_request(&self, number: u64) -> Result<PullRequest, Stop> {
         let pr = self
+            .run
             .forge
             .pull_request(number)
             .await?
@@ -24,7 +25,7 @@ impl Worker<'_> {
 
     /// Only PRs on `quartermaster/*` branches with the bot label are Quartermaster's.
     pub(super) fn check_owned(&self, pr: &PullRequest) -> Result<(), Stop> {
-        let label = &self.settings.bot_label;
+        let label = &self.run.settings.bot_label;
         if pr.from_fork {
             return Err(Stop::denied(format!(
                 "PR #{} is not Quartermaster's: its branch {} is in a fork",
@@ -58,7 +59,7 @@ impl Worker<'_> {
             return Ok(());
         };
         if let Some(pr) = pr
-            && !self.settings.dry_run
+            && !self.run.settings.dry_run
         {
             let text = format!(
                 "Quartermaster did not update {}: the branch has commits by someone other than its bot identity ({who}). Human edits win, so the branch is left as it is. To let Quartermaster regenerate it, remove those commits or close this PR.",
@@ -107,7 +108,7 @@ impl Worker<'_> {
             vec![info.author_email, info.committer_email]
         } else {
             let from_forge = match pr {
-                Some(pr) => self.forge.commit_authors(pr).await?,
+                Some(pr) => self.run.forge.commit_authors(pr).await?,
                 None => None,
             };
             match from_forge {
@@ -115,7 +116,7 @@ impl Worker<'_> {
                 None => self.git()?.mirror.branch_authors(tip, base)?,
             }
         };
-        let bot = &self.settings.author.email;
+        let bot = &self.run.settings.author.email;
         let others: BTreeSet<String> = authors
             .into_iter()
             .filter(|a| !a.eq_ignore_ascii_case(bot))

@@ -34,7 +34,7 @@ impl Worker<'_> {
     /// with `--sign-commits`. Whether the branch changed.
     pub(super) async fn deliver(&self, commit: &NewCommit, branch: &str) -> Result<bool, Stop> {
         let lap = std::time::Instant::now();
-        let pushed = if self.settings.sign_commits {
+        let pushed = if self.run.settings.sign_commits {
             self.push_through_forge(commit, branch).await?
         } else {
             self.push(commit, branch)?
@@ -57,19 +57,20 @@ impl Worker<'_> {
         if let Some(tip) = tip.filter(|tip| *tip != p.commit.id) {
             p.body = p.body.map(|body| record::with_api_commit(&body, tip));
         }
-        let labels = with_bot_label(p.labels, &self.settings.bot_label);
+        let labels = with_bot_label(p.labels, &self.run.settings.bot_label);
         let pr = match existing {
             Some(pr) => self.bring_up_to_date(&p, pr, labels, pushed).await?,
             None => {
                 let pr = self
+                    .run
                     .forge
                     .create_pull_request(&NewPullRequest {
                         head: p.branch.to_string(),
-                        base: self.plan.plan().repo_context.default_branch.clone(),
+                        base: self.run.plan.plan().repo_context.default_branch.clone(),
                         title: p.title.to_string(),
                         body: p.body.unwrap_or_default(),
                         labels,
-                        draft: self.settings.draft,
+                        draft: self.run.settings.draft,
                     })
                     .await?;
                 PullRequestRef {
@@ -83,7 +84,8 @@ impl Worker<'_> {
                 }
             }
         };
-        self.progress
+        self.run
+            .progress
             .step(&format!("PR #{} {}", pr.number, pr.operation.as_str()));
         Ok(pr)
     }
@@ -105,19 +107,20 @@ impl Worker<'_> {
     /// Pushes the commit unless the remote branch already holds this change on the same base.
     /// Whether it pushed.
     fn push(&self, commit: &NewCommit, branch: &str) -> Result<bool, Stop> {
-        let remote = self.forge.remote().clone();
+        let remote = self.run.forge.remote().clone();
         // The remote's state is shared; the push itself goes on without holding it (no other
         // action holds this branch's key meanwhile).
         let (expected, same) = self.lease(commit, branch)?;
         if same {
             return Ok(false);
         }
-        let Some(workspace) = self.workspace.as_ref() else {
+        let Some(workspace) = self.slot.workspace.as_ref() else {
             return Err(Stop::failed("the workspace is gone"));
         };
         if let Err(e) = workspace.push(&remote, branch, commit.id, expected) {
             return Err(match &e {
                 GitError::Rejected { message, .. } => self
+                    .run
                     .forge
                     .explain_push_rejection(message)
                     .map_or_else(|| e.into(), Stop::failed),
@@ -125,7 +128,7 @@ impl Worker<'_> {
             });
         }
         self.git()?.heads.insert(branch.to_string(), commit.id);
-        self.progress.step(&format!("pushed {branch}"));
+        self.run.progress.step(&format!("pushed {branch}"));
         Ok(true)
     }
 
@@ -137,7 +140,7 @@ impl Worker<'_> {
         if same {
             return Ok(false);
         }
-        let Some(workspace) = self.workspace.as_ref() else {
+        let Some(workspace) = self.slot.workspace.as_ref() else {
             return Err(Stop::failed("the workspace is gone"));
         };
         let files = workspace
@@ -158,9 +161,9 @@ impl Worker<'_> {
             expected,
             message: workspace.message_of(built)?,
             files,
-            author: self.settings.author.clone(),
+            author: self.run.settings.author.clone(),
         };
-        let made = self.forge.create_commit(&commit).await?;
+        let made = self.run.forge.create_commit(&commit).await?;
         let mut git = self.git()?;
         git.mirror.fetch(&[branch])?;
         let info = git.mirror.commit_info(made)?;
@@ -183,7 +186,7 @@ impl Worker<'_> {
         }
         git.heads.insert(branch.to_string(), made);
         drop(git);
-        self.progress.step(&format!(
+        self.run.progress.step(&format!(
             "the forge made and signed {} on {}",
             super::text::short(made),
             branch
@@ -215,7 +218,7 @@ impl Worker<'_> {
         let pr = if edit.is_empty() {
             pr
         } else {
-            self.forge.update_pull_request(pr.number, &edit).await?
+            self.run.forge.update_pull_request(pr.number, &edit).await?
         };
         Ok(PullRequestRef {
             number: pr.number,

@@ -27,7 +27,7 @@ impl Worker<'_> {
                 format!("PR #{} was already {}", pr.number, pr.state.as_str()),
             ));
         }
-        if self.settings.dry_run {
+        if self.run.settings.dry_run {
             return Err(Stop::skipped(format!(
                 "dry run: would close PR #{}{}",
                 pr.number,
@@ -47,7 +47,7 @@ impl Worker<'_> {
             self.plan_comment(Target::PullRequest(pr.number), text, report)
                 .await?;
         }
-        let closed = self.forge.close_pull_request(pr.number).await?;
+        let closed = self.run.forge.close_pull_request(pr.number).await?;
         report
             .pull_requests
             .push(pr_ref(&closed, Operation::Closed));

@@ -31,7 +31,7 @@ impl Worker<'_> {
         if info.parents != [base] || !pr.body.contains(&digest::marker(build, base)) {
             return Ok(None);
         }
-        self.progress.step(&format!(
+        self.run.progress.step(&format!(
             "{branch} already holds this build ({}); nothing to run",
             super::text::short(tip)
         ));

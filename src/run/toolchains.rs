@@ -29,7 +29,7 @@ impl Worker<'_> {
         (root, dir): (&Path, &Path),
         report: &mut ActionReport,
     ) -> Result<BTreeMap<OsString, OsString>, Stop> {
-        let mut env = self.settings.child_env.clone();
+        let mut env = self.run.settings.child_env.clone();
         let tools = toolchain::tools(unit.commands.iter().map(|m| m.ecosystem.as_str()));
         if tools.is_empty() {
             return Ok(env);
@@ -61,13 +61,13 @@ impl Worker<'_> {
             .map(Check::describe)
             .collect();
         for m in &mismatches {
-            self.progress.step(&format!(
+            self.run.progress.step(&format!(
                 "toolchain mismatch [{}]: {m}",
                 Code::ToolchainMismatch
             ));
         }
         report.toolchains.extend(checks);
-        if self.settings.toolchain_policy == Policy::Fail && !mismatches.is_empty() {
+        if self.run.settings.toolchain_policy == Policy::Fail && !mismatches.is_empty() {
             return Err(Stop::failed(format!(
                 "[{}] {}; no command ran",
                 Code::ToolchainMismatch,
@@ -85,7 +85,7 @@ impl Worker<'_> {
                 cwd: dir,
                 env,
                 timeout: PROBE_TIMEOUT,
-                secrets: &self.settings.secrets,
+                secrets: &self.run.settings.secrets,
                 log: None,
             })
             .map_err(sandbox_stop)?;

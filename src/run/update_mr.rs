@@ -38,7 +38,7 @@ impl<'a> Worker<'a> {
         };
         let base = if a.rebase_first { default_tip } else { tip };
         let job = self.update_job(a, recipe, &unit, base);
-        let reused = if self.force_build {
+        let reused = if self.slot.force_build {
             None
         } else {
             self.reusable(&a.branch, Some(&pr), &job.build, base)?
@@ -63,7 +63,7 @@ impl<'a> Worker<'a> {
         };
         let from = record::RecordSource {
             unit: &unit,
-            mission: self.plan.mission(),
+            mission: self.run.plan.mission(),
             test: &recipe.test.text,
             working_dir: a.working_dir.as_deref(),
             labels: a.labels.as_deref().unwrap_or(&[]),
@@ -125,7 +125,7 @@ impl<'a> Worker<'a> {
             BuildOutcome::NoChanges => Err(Stop::skipped(format!(
                 "the commands change nothing on top of {}: the updates are already there",
                 if a.rebase_first {
-                    self.plan.plan().repo_context.default_branch.as_str()
+                    self.run.plan.plan().repo_context.default_branch.as_str()
                 } else {
                     a.branch.as_str()
                 }
@@ -154,11 +154,11 @@ impl<'a> Worker<'a> {
                 unit,
                 test: &recipe.test,
                 working_dir: a.working_dir.as_deref(),
-                mission: self.plan.mission(),
+                mission: self.run.plan.mission(),
                 description: a.description.as_deref(),
                 labels: a.labels.as_deref().unwrap_or(&[]),
-                toolchain_policy: self.settings.toolchain_policy,
-                policy: &self.settings.screener.policy,
+                toolchain_policy: self.run.settings.toolchain_policy,
+                policy: &self.run.settings.screener.policy,
                 install: self.install_sources(unit),
             }
             .digest(),
@@ -176,7 +176,7 @@ impl<'a> Worker<'a> {
         report: &mut ActionReport,
     ) -> Done {
         let (commit, facts) = self.rebuilt(a, &pr, built)?;
-        if self.settings.dry_run {
+        if self.run.settings.dry_run {
             return Err(Stop::skipped(format!(
                 "dry run: tests passed; would force-push {} and update PR #{}",
                 a.branch, pr.number
@@ -192,7 +192,7 @@ impl<'a> Worker<'a> {
             test_command: &recipe.test.text,
             working_dir: a.working_dir.as_deref(),
             branch: &a.branch,
-            allow_mentions: self.settings.allow_mentions,
+            allow_mentions: self.run.settings.allow_mentions,
             toolchains: &toolchains,
             supply: &supply,
             split: None,

@@ -65,8 +65,8 @@ impl<'a> Worker<'a> {
         &mut self,
         u: &Upkeep<'_>,
     ) -> (Vec<UpkeepReport>, Option<Vec<PullRequest>>) {
-        let label = self.settings.bot_label.clone();
-        let open = match self.forge.open_pull_requests(&label).await {
+        let label = self.run.settings.bot_label.clone();
+        let open = match self.run.forge.open_pull_requests(&label).await {
             Ok(open) => open,
             Err(e) => {
                 let failed = UpkeepReport::new(None, "", UpkeepAction::Keep)
@@ -75,7 +75,7 @@ impl<'a> Worker<'a> {
             }
         };
         let landed = landed(u.actions);
-        let named = Named::of(self.plan.plan(), u.actions);
+        let named = Named::of(self.run.plan.plan(), u.actions);
         let mut reports = Vec::new();
         for pr in open.clone() {
             if named.names(&pr) || self.check_owned(&pr).is_err() {
@@ -85,9 +85,11 @@ impl<'a> Worker<'a> {
                 break;
             }
             let (number, head) = (pr.number, pr.head.clone());
-            self.progress.line(&format!("upkeep: PR #{number} {head}"));
+            self.run
+                .progress
+                .line(&format!("upkeep: PR #{number} {head}"));
             if let Some(report) = self.look_after_one(pr, u, &landed).await {
-                self.progress.step(&format!(
+                self.run.progress.step(&format!(
                     "=> {} {}: {}",
                     report.action.as_str(),
                     serde_json::to_value(report.status)
@@ -168,7 +170,7 @@ impl<'a> Worker<'a> {
 
     /// Comments (once), closes the PR and deletes its branch.
     async fn close(&mut self, pr: PullRequest, closing: Closing) -> UpkeepReport {
-        let default = self.plan.plan().repo_context.default_branch.clone();
+        let default = self.run.plan.plan().repo_context.default_branch.clone();
         let (action, text, why, by) = match &closing {
             Closing::Reached(there) => (
                 UpkeepAction::Close,
@@ -206,7 +208,7 @@ impl<'a> Worker<'a> {
         };
         let mut report = UpkeepReport::new(Some(pr.number), &pr.head, action);
         report.superseded_by = by;
-        if self.settings.dry_run {
+        if self.run.settings.dry_run {
             return report.finish(
                 Status::Skipped,
                 format!(
@@ -224,7 +226,7 @@ impl<'a> Worker<'a> {
         if let Err(stop) = done {
             return report.finish(stop.status, stop.reason);
         }
-        if let Err(e) = self.forge.close_pull_request(pr.number).await {
+        if let Err(e) = self.run.forge.close_pull_request(pr.number).await {
             return report.finish(Status::Failed, format!("closing PR #{}: {e}", pr.number));
         }
         let closed = format!("PR #{} closed: {why}", pr.number);

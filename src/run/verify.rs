@@ -80,7 +80,8 @@ impl Worker<'_> {
         let diff = changes::diff(before, &after);
         let verdict = changes::check(&diff, &declared, &self.trust(workspace, dir)?);
         for finding in verdict.findings.iter().filter(|f| !f.blocking) {
-            self.progress
+            self.run
+                .progress
                 .step(&format!("note [{}]: {}", finding.code, finding.message));
         }
         Ok((verdict, diff, after))
@@ -91,14 +92,14 @@ impl Worker<'_> {
     /// configuration files no command may change, and the operator's seeded files).
     fn trust(&self, workspace: &Workspace, dir: &Path) -> Result<Trust, Stop> {
         let seed = |tool: Tool| {
-            let seeds = &self.sandbox.config.seeds;
+            let seeds = &self.run.sandbox.config.seeds;
             seeds
                 .iter()
                 .find(|s| s.tool == tool)
                 .map(|s| s.source.as_path())
         };
         let config = changes::Configuration {
-            env: &self.settings.child_env,
+            env: &self.run.settings.child_env,
             npmrc: seed(Tool::Npmrc),
             yarnrc_yml: seed(Tool::YarnrcYml),
         };
@@ -110,7 +111,7 @@ impl Worker<'_> {
             ))
         })?;
         Ok(Trust {
-            hosts: self.settings.registry_hosts.clone(),
+            hosts: self.run.settings.registry_hosts.clone(),
             configured,
         })
     }

@@ -19,7 +19,7 @@ impl Worker<'_> {
         }
         let tip = self.git()?.default_tip;
         self.place_workspace(tip)?;
-        let Some(workspace) = self.workspace.as_ref() else {
+        let Some(workspace) = self.slot.workspace.as_ref() else {
             return Err(Stop::failed("the workspace is gone"));
         };
         let dir = workspace.dir(record.working_dir.as_deref())?;
@@ -28,7 +28,7 @@ impl Worker<'_> {
             .canonicalize()
             .map_err(|e| Stop::failed(format!("reading the workspace: {e}")))?;
         let ecosystems: Vec<&str> = record.ecosystems.iter().map(String::as_str).collect();
-        let default = &self.plan.plan().repo_context.default_branch;
+        let default = &self.run.plan.plan().repo_context.default_branch;
         let snapshot = changes::snapshot(&root, &dir, &ecosystems)
             .map_err(|e| Stop::failed(format!("reading the lock files of {default}: {e}")))?;
         let mut there = Vec::new();

@@ -3,9 +3,9 @@
 //! `create_mr`), validated against the mission like any plan, and run by the code that runs a
 //! plan's action, so a rebuild is re-verified and re-tested exactly like a new unit.
 
-use super::super::Worker;
 use super::super::record::Record;
 use super::super::stop::Stop;
+use super::super::{RunContext, Slot, Worker};
 use super::quoted;
 use crate::forge::{PullRequest, Target};
 use crate::markdown::code;
@@ -27,7 +27,7 @@ impl<'a> Worker<'a> {
         pr: &PullRequest,
         record: &Record,
     ) -> Result<Option<String>, Stop> {
-        let default = code(&self.plan.plan().repo_context.default_branch);
+        let default = code(&self.run.plan.plan().repo_context.default_branch);
         let git = self.git()?;
         let tip = *git
             .heads
@@ -55,7 +55,7 @@ impl<'a> Worker<'a> {
         let changed: Vec<String> = compared
             .changed_since
             .into_iter()
-            .filter(|f| self.plan.files().owns(ecosystems(), f))
+            .filter(|f| self.run.plan.files().owns(ecosystems(), f))
             .collect();
         Ok((!changed.is_empty()).then(|| {
             format!(
@@ -76,7 +76,7 @@ impl<'a> Worker<'a> {
     ) -> UpkeepReport {
         let mut report = UpkeepReport::new(Some(pr.number), &pr.head, UpkeepAction::Rebuild);
         let plan = match validated(
-            &rebuild_plan(self.plan.plan(), &pr, record),
+            &rebuild_plan(self.run.plan.plan(), &pr, record),
             record,
             mission,
         ) {
@@ -89,17 +89,17 @@ impl<'a> Worker<'a> {
         let mut scratch = ActionReport::new(0, ActionType::UpdateMr);
         let mut worker = self.lend(&plan);
         let done = worker.update_mr(a, recipe, &mut scratch).await;
-        self.workspace = worker.workspace.take();
+        self.slot.workspace = worker.slot.workspace.take();
         report.commands = std::mem::take(&mut scratch.commands);
         report.test = scratch.test.take();
-        let default = code(&self.plan.plan().repo_context.default_branch);
+        let default = code(&self.run.plan.plan().repo_context.default_branch);
         match done {
             Ok((status, reason)) => {
                 report.comments = scratch.comments;
                 report.finish(status, format!("{why}; rebuilt on {default}: {reason}"))
             }
             Err(stop) => {
-                if stop.status == Status::Failed && !self.settings.dry_run {
+                if stop.status == Status::Failed && !self.run.settings.dry_run {
                     let left = format!("; PR #{} was left as it was", pr.number);
                     let text = format!(
                         "Quartermaster could not rebuild this PR on {default} ({why}): {}. The PR was left as it was.",
@@ -131,7 +131,7 @@ impl<'a> Worker<'a> {
         mission: &Mission,
     ) -> UpkeepReport {
         let report = |pr| UpkeepReport::new(pr, &record.branch, UpkeepAction::Retry);
-        let plan = match validated(&retry_plan(self.plan.plan(), record), record, mission) {
+        let plan = match validated(&retry_plan(self.run.plan.plan(), record), record, mission) {
             Ok(plan) => plan,
             Err(stop) => return report(None).finish(stop.status, stop.reason),
         };
@@ -141,7 +141,7 @@ impl<'a> Worker<'a> {
         let mut scratch = ActionReport::new(0, ActionType::CreateMr);
         let mut worker = self.lend(&plan);
         let done = worker.create_mr(a, recipe, &mut scratch).await;
-        self.workspace = worker.workspace.take();
+        self.slot.workspace = worker.slot.workspace.take();
         let mut out = report(scratch.pull_requests.first().map(|p| p.number));
         out.commands = scratch.commands;
         out.test = scratch.test;
@@ -158,15 +158,19 @@ impl<'a> Worker<'a> {
         'a: 'p,
     {
         Worker {
-            plan,
-            forge: self.forge,
-            settings: self.settings,
-            progress: self.progress.scoped(false),
-            sandbox: self.sandbox,
-            git: self.git,
-            slot: self.slot,
-            workspace: self.workspace.take(),
-            force_build: true,
+            run: RunContext {
+                plan,
+                forge: self.run.forge,
+                settings: self.run.settings,
+                progress: self.run.progress.scoped(false),
+                sandbox: self.run.sandbox,
+                git: self.run.git,
+            },
+            slot: Slot {
+                number: self.slot.number,
+                workspace: self.slot.workspace.take(),
+                force_build: true,
+            },
         }
     }
 }
