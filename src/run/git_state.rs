@@ -1,7 +1,7 @@
 //! What was fetched from the remote: listed and fetched once, on first use (plans of issues and
 //! comments never touch git), and kept current as Quartermaster pushes.
 
-use super::Worker;
+use super::RunContext;
 use super::stop::Stop;
 use crate::ci::progress::Progress;
 use crate::git::{GitError, Mirror, RemoteSpec};
@@ -84,7 +84,7 @@ impl Deref for GitGuard<'_> {
     fn deref(&self) -> &GitState {
         match &*self.0 {
             Some(Ok(state)) => state,
-            // A guard is only made over a state that was read (see `Worker::git`).
+            // A guard is only made over a state that was read (see [`lock`]).
             _ => unreachable!("a GitGuard holds a state"),
         }
     }
@@ -99,47 +99,40 @@ impl DerefMut for GitGuard<'_> {
     }
 }
 
-impl Worker<'_> {
-    /// The remote's state, read on first use; held until the guard is dropped.
-    pub(super) fn git(&self) -> Result<GitGuard<'_>, Stop> {
-        let mut state = self
-            .run
-            .git
-            .0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        if state.is_none() {
-            *state = Some(self.open_git().map_err(Arc::new));
-        }
-        match &*state {
-            Some(Ok(_)) => Ok(GitGuard(state)),
-            Some(Err(e)) => Err(Stop::failed(e.to_string())),
-            None => unreachable!("initialised above"),
-        }
+/// The remote's state, read on first use; held until the guard is dropped.
+pub(super) fn lock<'g>(run: &'g RunContext<'_>) -> Result<GitGuard<'g>, Stop> {
+    let mut state = run.git.0.lock().unwrap_or_else(PoisonError::into_inner);
+    if state.is_none() {
+        *state = Some(read_remote(run).map_err(Arc::new));
     }
+    match &*state {
+        Some(Ok(_)) => Ok(GitGuard(state)),
+        Some(Err(e)) => Err(Stop::failed(e.to_string())),
+        None => unreachable!("initialised above"),
+    }
+}
 
-    fn open_git(&self) -> Result<GitState, RemoteError> {
-        open_git(
-            self.run.forge.remote(),
-            &self.run.settings.scratch,
-            self.run.plan.plan(),
-            &self.run.progress,
-        )
-    }
+fn read_remote(run: &RunContext<'_>) -> Result<GitState, RemoteError> {
+    open_git(
+        run.forge.remote(),
+        &run.settings.scratch,
+        run.plan.plan(),
+        &run.progress,
+    )
+}
 
-    /// Deletes a remote branch if it is where Quartermaster saw it. `Ok(false)`: it was gone.
-    pub(super) fn delete_branch(&self, branch: &str) -> Result<bool, GitError> {
-        let mut state = self.git().map_err(|stop| GitError::Git {
-            context: "reading the remote".into(),
-            message: stop.reason,
-        })?;
-        let Some(tip) = state.heads.get(branch).copied() else {
-            return Ok(false);
-        };
-        state.mirror.delete_branch(branch, tip)?;
-        state.heads.remove(branch);
-        Ok(true)
-    }
+/// Deletes a remote branch if it is where Quartermaster saw it. `Ok(false)`: it was gone.
+pub(super) fn delete_branch(run: &RunContext<'_>, branch: &str) -> Result<bool, GitError> {
+    let mut state = lock(run).map_err(|stop| GitError::Git {
+        context: "reading the remote".into(),
+        message: stop.reason,
+    })?;
+    let Some(tip) = state.heads.get(branch).copied() else {
+        return Ok(false);
+    };
+    state.mirror.delete_branch(branch, tip)?;
+    state.heads.remove(branch);
+    Ok(true)
 }
 
 fn open_git(
