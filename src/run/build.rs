@@ -15,7 +15,7 @@ use super::toolchains;
 use super::unit::{BranchUnit, BuildOutcome};
 use super::verify;
 use super::verify::refusal;
-use super::{RunContext, Slot};
+use super::{RunContext, WorkerSlot};
 use crate::changes::{self, Snapshot, Verdict};
 use crate::git::{NewCommit, Workspace};
 use crate::markdown::code;
@@ -71,7 +71,7 @@ fn unchanged(
 /// from the bytes the verifier read. `Err` is what the unit came to instead of a commit.
 fn commit_verified(
     run: &RunContext<'_>,
-    slot: &Slot,
+    slot: &WorkerSlot,
     job: &BuildJob<'_>,
     before: &Snapshot,
     dir: &Path,
@@ -122,7 +122,7 @@ fn commit_verified(
 /// tests.
 pub(super) fn build(
     run: &RunContext<'_>,
-    slot: &mut Slot,
+    slot: &mut WorkerSlot,
     job: &BuildJob<'_>,
     report: &mut ActionReport,
 ) -> Result<BuildOutcome, Stop> {
@@ -176,7 +176,7 @@ pub(super) fn build(
 /// Tests a committed unit on the environment a frozen install builds from the commit.
 fn test_committed(
     run: &RunContext<'_>,
-    slot: &mut Slot,
+    slot: &mut WorkerSlot,
     job: &BuildJob<'_>,
     (commit, facts): (NewCommit, Box<Verdict>),
     (env, before, dir): (&BTreeMap<OsString, OsString>, &Snapshot, &Path),
@@ -216,7 +216,7 @@ fn test_committed(
 /// Whether the workspace is a new checkout.
 pub(super) fn place_workspace(
     run: &RunContext<'_>,
-    slot: &mut Slot,
+    slot: &mut WorkerSlot,
     base: git2::Oid,
 ) -> Result<bool, Stop> {
     if let Some(workspace) = slot.workspace.as_mut() {

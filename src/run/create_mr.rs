@@ -15,7 +15,7 @@ use super::reuse;
 use super::stop::{Done, Stop};
 use super::text::{PrBody, SplitNote, tested_with};
 use super::unit::{self, BranchUnit, BuildOutcome, UnitOutcome};
-use super::{RunContext, Slot};
+use super::{RunContext, WorkerSlot};
 use crate::changes::Verdict;
 use crate::forge::{PullRequest, State};
 use crate::git::NewCommit;
@@ -43,7 +43,7 @@ enum Prepared {
 
 pub(super) async fn create_mr<'a>(
     run: &RunContext<'a>,
-    slot: &mut Slot,
+    slot: &mut WorkerSlot,
     a: &'a CreateMr,
     recipe: &'a Recipe,
     report: &mut ActionReport,
@@ -107,7 +107,7 @@ pub(super) async fn create_mr<'a>(
 /// others.
 async fn create_each<'a>(
     run: &RunContext<'a>,
-    slot: &mut Slot,
+    slot: &mut WorkerSlot,
     a: &'a CreateMr,
     recipe: &'a Recipe,
     (base, batch_failed): (git2::Oid, Option<String>),
@@ -149,7 +149,7 @@ async fn create_each<'a>(
 /// Produces one branch of a `create_mr`: claim it, build it, publish it.
 async fn create_unit<'a>(
     run: &RunContext<'a>,
-    slot: &mut Slot,
+    slot: &mut WorkerSlot,
     unit: &BranchUnit<'a>,
     a: &'a CreateMr,
     recipe: &'a Recipe,
@@ -166,7 +166,7 @@ async fn create_unit<'a>(
 /// already holds this very build, whose PR is then unchanged).
 async fn prepare<'a>(
     run: &RunContext<'a>,
-    slot: &mut Slot,
+    slot: &mut WorkerSlot,
     unit: &BranchUnit<'a>,
     a: &'a CreateMr,
     recipe: &'a Recipe,

@@ -12,7 +12,7 @@ use super::unit::BranchUnit;
 use super::upkeep;
 use super::upkeep::rebuild;
 use super::upkeep::{Upkeep, quoted};
-use super::{RunContext, Slot};
+use super::{RunContext, WorkerSlot};
 use crate::forge::{Issue, NewIssue, PullRequest};
 use crate::markdown::code;
 use crate::mission::Mission;
@@ -215,7 +215,7 @@ fn age(created_at: Option<&str>, now: SystemTime) -> String {
 /// what was asked, and writes the dashboard.
 pub(super) async fn look_after(
     run: &RunContext<'_>,
-    slot: &mut Slot,
+    slot: &mut WorkerSlot,
     mission: &Mission,
     everything: bool,
     ran: &mut RunReports,

@@ -14,7 +14,7 @@ use super::build::{Exec, sandbox_stop};
 use super::stop::Stop;
 use super::unit::BranchUnit;
 use super::warnings::resolver_warnings;
-use super::{RunContext, Slot};
+use super::{RunContext, WorkerSlot};
 use crate::changes::{Ecosystem, Snapshot};
 use crate::git::NewCommit;
 use crate::markdown::code;
@@ -51,7 +51,7 @@ const MAX_REQUIREMENTS: u64 = 16 * 1024 * 1024;
 /// are), `dir` the working directory.
 pub(super) fn test_environment<'a>(
     run: &RunContext<'a>,
-    slot: &mut Slot,
+    slot: &mut WorkerSlot,
     unit: &BranchUnit<'_>,
     commit: &NewCommit,
     (env, before, dir): (&BTreeMap<OsString, OsString>, &Snapshot, &Path),
@@ -82,7 +82,7 @@ pub(super) fn test_environment<'a>(
         .iter()
         .map(|name| {
             let run_dir = install_dir(name, before, &root, dir);
-            Place::read(&run_dir, dir).map(|place| (*name, run_dir, place))
+            InstallConditions::read(&run_dir, dir).map(|place| (*name, run_dir, place))
         })
         .collect::<Result<Vec<_>, Stop>>()?;
     for (name, run_dir, place) in &places {
@@ -217,15 +217,15 @@ fn install_dir(ecosystem: &str, before: &Snapshot, root: &Path, dir: &Path) -> P
 }
 
 /// What the committed files say of the install conditions.
-struct Place {
+struct InstallConditions {
     requirements: Vec<String>,
     hashed: bool,
     yarn_berry: bool,
 }
 
-impl Place {
+impl InstallConditions {
     /// Reads the requirements files of `dir` and the yarn.lock of `run_dir` (regular files only).
-    fn read(run_dir: &Path, dir: &Path) -> Result<Place, Stop> {
+    fn read(run_dir: &Path, dir: &Path) -> Result<InstallConditions, Stop> {
         let read = |path: &Path| -> Option<String> {
             let meta = std::fs::symlink_metadata(path).ok()?;
             if !meta.is_file() || meta.len() > MAX_REQUIREMENTS {
@@ -246,7 +246,7 @@ impl Place {
             .any(|text| text.contains("--hash"));
         let yarn_berry = read(&run_dir.join("yarn.lock"))
             .is_some_and(|text| text.lines().any(|l| l.starts_with("__metadata:")));
-        Ok(Place {
+        Ok(InstallConditions {
             requirements,
             hashed,
             yarn_berry,

@@ -19,7 +19,7 @@
 //!
 //! Every step is a function given the contexts it works with: the [`RunContext`] (the plan, the
 //! forge, the settings, the sandbox, the remote's state, the progress) and, for the steps that
-//! build a branch, the worker's [`Slot`] (its sandbox slot and the workspace in it).
+//! build a branch, the worker's [`WorkerSlot`] (its sandbox slot and the workspace in it).
 
 mod after_opening;
 mod build;
@@ -193,7 +193,7 @@ impl<'a> Engine<'a> {
                 sandbox: self.sandbox,
                 git: &self.git,
             };
-            let mut slot = Slot::new(0);
+            let mut slot = WorkerSlot::new(0);
             // The shard holding the plan's first action looks after everything; the others
             // only close what their own new PRs supersede.
             let everything = self.only.is_none_or(|only| only.contains(0));
@@ -218,7 +218,7 @@ pub(crate) struct RunContext<'a> {
 }
 
 /// What a worker keeps from one unit to the next: its sandbox slot and the workspace in it.
-pub(crate) struct Slot {
+pub(crate) struct WorkerSlot {
     number: u32,
     /// The slot's workspace, reset between units rather than checked out anew.
     workspace: Option<Workspace>,
@@ -226,9 +226,9 @@ pub(crate) struct Slot {
     force_build: bool,
 }
 
-impl Slot {
+impl WorkerSlot {
     fn new(number: u32) -> Self {
-        Slot {
+        WorkerSlot {
             number,
             workspace: None,
             force_build: false,
@@ -239,7 +239,7 @@ impl Slot {
 /// Runs one action and reports it; `started` is when the run began.
 async fn execute_action(
     run: &RunContext<'_>,
-    slot: &mut Slot,
+    slot: &mut WorkerSlot,
     index: usize,
     started: Instant,
 ) -> ActionReport {
@@ -293,7 +293,7 @@ fn below_threshold(run: &RunContext<'_>, step: Step<'_>, confidence: f64) -> Opt
 /// Runs the step of the action's type: each type's module reads as its recipe.
 async fn dispatch<'a>(
     run: &RunContext<'a>,
-    slot: &mut Slot,
+    slot: &mut WorkerSlot,
     step: Step<'a>,
     report: &mut ActionReport,
 ) -> Done {

@@ -6,7 +6,7 @@ use super::millis;
 use super::record;
 use super::stop::Stop;
 use super::text::with_bot_label;
-use super::{RunContext, Slot};
+use super::{RunContext, WorkerSlot};
 use crate::forge::{ApiCommit, FileChange, NewPullRequest, PullRequest, PullRequestEdit};
 use crate::git::{GitError, NewCommit};
 use crate::report::{Operation, PullRequestRef};
@@ -24,7 +24,7 @@ pub struct Publication<'p> {
 /// Pushes the branch and creates or updates its PR (`existing`, when one is open).
 pub(super) async fn publish(
     run: &RunContext<'_>,
-    slot: &Slot,
+    slot: &WorkerSlot,
     p: Publication<'_>,
     existing: Option<PullRequest>,
 ) -> Result<PullRequestRef, Stop> {
@@ -36,7 +36,7 @@ pub(super) async fn publish(
 /// with `--sign-commits`. Whether the branch changed.
 pub(super) async fn deliver(
     run: &RunContext<'_>,
-    slot: &Slot,
+    slot: &WorkerSlot,
     commit: &NewCommit,
     branch: &str,
 ) -> Result<bool, Stop> {
@@ -115,7 +115,12 @@ fn lease(
 
 /// Pushes the commit unless the remote branch already holds this change on the same base.
 /// Whether it pushed.
-fn push(run: &RunContext<'_>, slot: &Slot, commit: &NewCommit, branch: &str) -> Result<bool, Stop> {
+fn push(
+    run: &RunContext<'_>,
+    slot: &WorkerSlot,
+    commit: &NewCommit,
+    branch: &str,
+) -> Result<bool, Stop> {
     let remote = run.forge.remote().clone();
     // The remote's state is shared; the push itself goes on without holding it (no other
     // action holds this branch's key meanwhile).
@@ -147,7 +152,7 @@ fn push(run: &RunContext<'_>, slot: &Slot, commit: &NewCommit, branch: &str) -> 
 /// is exactly the verified tree on the base, or deletes it. Whether it made one.
 async fn push_through_forge(
     run: &RunContext<'_>,
-    slot: &Slot,
+    slot: &WorkerSlot,
     built: &NewCommit,
     branch: &str,
 ) -> Result<bool, Stop> {

@@ -15,7 +15,7 @@ use super::reuse;
 use super::stop::{Done, Stop};
 use super::text::PrBody;
 use super::unit::{BranchUnit, BuildOutcome, branch_updates};
-use super::{RunContext, Slot};
+use super::{RunContext, WorkerSlot};
 use crate::changes;
 use crate::forge::{PullRequest, State};
 use crate::git::NewCommit;
@@ -25,7 +25,7 @@ use crate::validate::Recipe;
 
 pub(super) async fn update_mr<'a>(
     run: &RunContext<'a>,
-    slot: &mut Slot,
+    slot: &mut WorkerSlot,
     a: &'a UpdateMr,
     recipe: &'a Recipe,
     report: &mut ActionReport,
@@ -175,7 +175,7 @@ fn update_job<'j>(
 /// What a rebuilt branch comes to: force-pushed and its PR updated, or why not.
 async fn land_update<'a>(
     run: &RunContext<'a>,
-    slot: &mut Slot,
+    slot: &mut WorkerSlot,
     (a, recipe): (&'a UpdateMr, &'a Recipe),
     pr: PullRequest,
     built: BuildOutcome,

@@ -21,7 +21,7 @@ use super::comment;
 use super::ownership;
 use super::pull_requests;
 use super::record::Record;
-use super::{RunContext, Slot};
+use super::{RunContext, WorkerSlot};
 use crate::changes::{Ecosystem, version};
 use crate::forge::{PullRequest, Target};
 use crate::markdown::code;
@@ -65,7 +65,7 @@ pub(super) fn quoted(text: &str) -> String {
 /// open PRs it listed, when it could.
 pub(super) async fn upkeep(
     run: &RunContext<'_>,
-    slot: &mut Slot,
+    slot: &mut WorkerSlot,
     u: &Upkeep<'_>,
 ) -> (Vec<UpkeepReport>, Option<Vec<PullRequest>>) {
     let label = run.settings.bot_label.clone();
@@ -107,7 +107,7 @@ pub(super) async fn upkeep(
 
 async fn look_after_one(
     run: &RunContext<'_>,
-    slot: &mut Slot,
+    slot: &mut WorkerSlot,
     pr: PullRequest,
     u: &Upkeep<'_>,
     landed: &[Landed],
@@ -146,7 +146,7 @@ async fn look_after_one(
 /// Closes a PR whose updates all reached the default branch, or rebuilds one that needs it.
 async fn reach_or_rebuild(
     run: &RunContext<'_>,
-    slot: &mut Slot,
+    slot: &mut WorkerSlot,
     pr: PullRequest,
     record: &Record,
     u: &Upkeep<'_>,

@@ -4,7 +4,7 @@
 //! file never overlap, and the reports come back in plan order whatever finished first.
 
 use super::turn::InTurn;
-use super::{Engine, RunContext, Slot};
+use super::{Engine, RunContext, WorkerSlot};
 use crate::plan::Action;
 use crate::report::ActionReport;
 use crate::schedule::{Scheduler, plan_keys};
@@ -102,7 +102,7 @@ pub(super) fn execute_actions(
             sandbox: engine.sandbox,
             git: &engine.git,
         };
-        let mut slot = Slot::new(u32::try_from(slot).unwrap_or(u32::MAX));
+        let mut slot = WorkerSlot::new(u32::try_from(slot).unwrap_or(u32::MAX));
         while let Some(position) = board.next() {
             let index = indices[position];
             forge.set_position(position);

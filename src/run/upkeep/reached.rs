@@ -5,7 +5,7 @@ use super::super::build;
 use super::super::git_state;
 use super::super::record::Record;
 use super::super::stop::Stop;
-use super::super::{RunContext, Slot};
+use super::super::{RunContext, WorkerSlot};
 use super::quoted;
 use crate::changes::{self, Ecosystem, version};
 use std::cmp::Ordering;
@@ -16,7 +16,7 @@ use std::cmp::Ordering;
 /// "arrives").
 pub(in crate::run) fn reached(
     run: &RunContext<'_>,
-    slot: &mut Slot,
+    slot: &mut WorkerSlot,
     record: &Record,
 ) -> Result<Option<String>, Stop> {
     if !record.moves_versions() {

@@ -7,7 +7,7 @@ use super::super::comment;
 use super::super::git_state;
 use super::super::record::Record;
 use super::super::stop::Stop;
-use super::super::{RunContext, Slot, create_mr, update_mr};
+use super::super::{RunContext, WorkerSlot, create_mr, update_mr};
 use super::quoted;
 use crate::forge::{PullRequest, Target};
 use crate::markdown::code;
@@ -70,7 +70,7 @@ pub(in crate::run) fn stale(
 /// which stays as it was.
 pub(in crate::run) async fn rebuild(
     run: &RunContext<'_>,
-    slot: &mut Slot,
+    slot: &mut WorkerSlot,
     pr: PullRequest,
     record: &Record,
     why: &str,
@@ -124,7 +124,7 @@ pub(in crate::run) async fn rebuild(
 /// Builds again an update that failed, from the record the dashboard kept of it.
 pub(in crate::run) async fn retry(
     run: &RunContext<'_>,
-    slot: &mut Slot,
+    slot: &mut WorkerSlot,
     record: &Record,
     mission: &Mission,
 ) -> UpkeepReport {
@@ -153,9 +153,9 @@ pub(in crate::run) async fn retry(
 /// The contexts of a one-action plan, on this worker's slot and workspace (given back after).
 fn lend<'a, 'p>(
     run: &RunContext<'a>,
-    slot: &mut Slot,
+    slot: &mut WorkerSlot,
     plan: &'p ValidatedPlan,
-) -> (RunContext<'p>, Slot)
+) -> (RunContext<'p>, WorkerSlot)
 where
     'a: 'p,
 {
@@ -168,7 +168,7 @@ where
             sandbox: run.sandbox,
             git: run.git,
         },
-        Slot {
+        WorkerSlot {
             number: slot.number,
             workspace: slot.workspace.take(),
             force_build: true,
