@@ -223,7 +223,7 @@ fn execute(
     if let Some(opened) = opened {
         engine = engine.remote(opened);
     }
-    let mut ran = engine.run(runtime.handle());
+    let mut ran = engine.execute(runtime.handle());
     for report in &mut ran.actions {
         if let Some(action) = plan.plan().actions.get(report.index) {
             report.subject = subject::subject(action);

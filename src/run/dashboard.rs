@@ -5,11 +5,14 @@
 //! default branch; a ticked box beside an update that failed or was refused asks the next run to
 //! retry it from the build recorded in that line (validated against the mission like a plan).
 
-use super::Ran;
-use super::Worker;
+use super::RunReports;
+use super::ownership;
 use super::record::Record;
-use super::unit::Unit;
+use super::unit::BranchUnit;
+use super::upkeep;
+use super::upkeep::rebuild;
 use super::upkeep::{Upkeep, quoted};
+use super::{RunContext, WorkerSlot};
 use crate::forge::{Issue, NewIssue, PullRequest};
 use crate::markdown::code;
 use crate::mission::Mission;
@@ -60,7 +63,7 @@ pub fn asked(body: &str) -> Asked {
 }
 
 /// Everything the dashboard shows.
-pub struct View<'v> {
+pub struct DashboardView<'v> {
     pub open: &'v [PullRequest],
     pub actions: &'v [ActionReport],
     /// The records of the actions that may be retried, by action index.
@@ -70,7 +73,7 @@ pub struct View<'v> {
     pub now: SystemTime,
 }
 
-impl View<'_> {
+impl DashboardView<'_> {
     pub fn render(&self) -> String {
         let mut out = format!(
             "Quartermaster keeps this issue up to date on every run: its open pull requests, and what its latest run could not do.\n\n## Open pull requests\n\nTick a box to have the next run rebuild that pull request on {}.\n\n",
@@ -208,191 +211,194 @@ fn age(created_at: Option<&str>, now: SystemTime) -> String {
     }
 }
 
-impl Worker<'_> {
-    /// After the plan's actions: reads what the dashboard asks, looks after the open PRs, retries
-    /// what was asked, and writes the dashboard.
-    pub(super) async fn look_after(&mut self, mission: &Mission, everything: bool, ran: &mut Ran) {
-        let cancelled = || crate::harden::cancelled().is_some();
+/// After the plan's actions: reads what the dashboard asks, looks after the open PRs, retries
+/// what was asked, and writes the dashboard.
+pub(super) async fn look_after(
+    run: &RunContext<'_>,
+    slot: &mut WorkerSlot,
+    mission: &Mission,
+    everything: bool,
+    ran: &mut RunReports,
+) {
+    let cancelled = || crate::harden::cancelled().is_some();
+    if cancelled() {
+        return;
+    }
+    let found = if everything {
+        find_dashboard(run).await
+    } else {
+        Ok(None)
+    };
+    let issue = match found {
+        Ok(issue) => issue,
+        Err(stop) => {
+            ran.upkeep.push(dashboard_failure(&stop.reason));
+            None
+        }
+    };
+    let wish = issue.as_ref().map(|i| asked(&i.body)).unwrap_or_default();
+    let upkeep = Upkeep {
+        mission,
+        actions: &ran.actions,
+        rebuild: wish.rebuild,
+        everything,
+    };
+    let (mut reports, open) = upkeep::upkeep(run, slot, &upkeep).await;
+    for record in &wish.retry {
         if cancelled() {
-            return;
+            break;
         }
-        let found = if everything {
-            self.find_dashboard().await
-        } else {
-            Ok(None)
-        };
-        let issue = match found {
-            Ok(issue) => issue,
-            Err(stop) => {
-                ran.upkeep.push(dashboard_failure(&stop.reason));
-                None
-            }
-        };
-        let wish = issue.as_ref().map(|i| asked(&i.body)).unwrap_or_default();
-        let upkeep = Upkeep {
-            mission,
-            actions: &ran.actions,
-            rebuild: wish.rebuild,
-            everything,
-        };
-        let (mut reports, open) = self.upkeep(&upkeep).await;
-        for record in &wish.retry {
-            if cancelled() {
-                break;
-            }
-            reports.push(self.retry(record, mission).await);
-        }
-        // The PRs listed before upkeep are still the open ones, unless it closed or opened some.
-        let changed = reports.iter().any(|r| {
-            r.status == Status::Done
-                && matches!(
-                    r.action,
-                    UpkeepAction::Close | UpkeepAction::Supersede | UpkeepAction::Retry
-                )
-        });
-        let open = open.filter(|_| !changed);
-        ran.upkeep.extend(reports);
-        if everything && !cancelled() {
-            match self.write_dashboard(issue, open, ran).await {
-                Ok(written) => ran.dashboard = written,
-                Err(stop) => ran.upkeep.push(dashboard_failure(&stop.reason)),
-            }
+        reports.push(rebuild::retry(run, slot, record, mission).await);
+    }
+    // The PRs listed before upkeep are still the open ones, unless it closed or opened some.
+    let changed = reports.iter().any(|r| {
+        r.status == Status::Done
+            && matches!(
+                r.action,
+                UpkeepAction::Close | UpkeepAction::Supersede | UpkeepAction::Retry
+            )
+    });
+    let open = open.filter(|_| !changed);
+    ran.upkeep.extend(reports);
+    if everything && !cancelled() {
+        match write_dashboard(run, issue, open, ran).await {
+            Ok(written) => ran.dashboard = written,
+            Err(stop) => ran.upkeep.push(dashboard_failure(&stop.reason)),
         }
     }
+}
 
-    async fn find_dashboard(&self) -> Result<Option<Issue>, super::stop::Stop> {
-        Ok(self
-            .forge
-            .find_open_issue(TITLE, &self.settings.bot_label, MARKER)
-            .await?)
+async fn find_dashboard(run: &RunContext<'_>) -> Result<Option<Issue>, super::stop::Stop> {
+    Ok(run
+        .forge
+        .find_open_issue(TITLE, &run.settings.bot_label, MARKER)
+        .await?)
+}
+
+/// Writes the dashboard (not in a dry run): creates it, or edits the open one.
+async fn write_dashboard(
+    run: &RunContext<'_>,
+    issue: Option<Issue>,
+    open: Option<Vec<PullRequest>>,
+    ran: &RunReports,
+) -> Result<Option<IssueRef>, super::stop::Stop> {
+    let open = match open {
+        Some(open) => open,
+        None => {
+            run.forge
+                .open_pull_requests(&run.settings.bot_label)
+                .await?
+        }
+    };
+    let open: Vec<PullRequest> = open
+        .into_iter()
+        .filter(|pr| ownership::check_owned(run, pr).is_ok())
+        .collect();
+    let records = retry_records(run, &ran.actions);
+    let body = DashboardView {
+        open: &open,
+        actions: &ran.actions,
+        records: &records,
+        upkeep: &ran.upkeep,
+        default_branch: &run.plan.plan().repo_context.default_branch,
+        now: SystemTime::now(),
     }
+    .render();
+    if run.settings.dry_run {
+        run.progress
+            .line("upkeep: dry run: the dependency dashboard was not written");
+        return Ok(None);
+    }
+    let (issue, operation) = match issue {
+        Some(issue) if issue.body == body => (issue, Operation::Unchanged),
+        Some(issue) => (
+            run.forge.update_issue_body(issue.number, &body).await?,
+            Operation::Updated,
+        ),
+        None => {
+            let new = NewIssue {
+                title: TITLE.to_string(),
+                body,
+                labels: vec![run.settings.bot_label.clone()],
+            };
+            (run.forge.create_issue(&new).await?, Operation::Created)
+        }
+    };
+    run.progress.line(&format!(
+        "upkeep: dependency dashboard #{} {}",
+        issue.number,
+        operation.as_str()
+    ));
+    Ok(Some(IssueRef {
+        number: issue.number,
+        url: issue.url,
+        operation,
+    }))
+}
 
-    /// Writes the dashboard (not in a dry run): creates it, or edits the open one.
-    async fn write_dashboard(
-        &self,
-        issue: Option<Issue>,
-        open: Option<Vec<PullRequest>>,
-        ran: &Ran,
-    ) -> Result<Option<IssueRef>, super::stop::Stop> {
-        let open = match open {
-            Some(open) => open,
-            None => {
-                self.forge
-                    .open_pull_requests(&self.settings.bot_label)
-                    .await?
-            }
+/// The records of this run's `create_mr` and `update_mr` actions that did not land whole:
+/// the updates that did not land, and the commands that apply them.
+fn retry_records(run: &RunContext<'_>, actions: &[ActionReport]) -> Vec<(usize, Record)> {
+    let failed =
+        |a: &&ActionReport| matches!(a.status, Status::Failed | Status::Denied | Status::Partial);
+    let mut out = Vec::new();
+    for a in actions.iter().filter(failed) {
+        let (action, recipe) = match run.plan.step(a.index) {
+            Some(Step::CreateMr(c, recipe)) => (Planned::Create(c), recipe),
+            Some(Step::UpdateMr(u, recipe)) => (Planned::Update(u), recipe),
+            _ => continue,
         };
-        let open: Vec<PullRequest> = open
-            .into_iter()
-            .filter(|pr| self.check_owned(pr).is_ok())
+        let landed: BTreeSet<&str> = a
+            .updates
+            .iter()
+            .filter(|u| u.landed)
+            .map(|u| u.package.as_str())
             .collect();
-        let records = self.retry_records(&ran.actions);
-        let body = View {
-            open: &open,
-            actions: &ran.actions,
-            records: &records,
-            upkeep: &ran.upkeep,
-            default_branch: &self.plan.plan().repo_context.default_branch,
-            now: SystemTime::now(),
-        }
-        .render();
-        if self.settings.dry_run {
-            self.progress
-                .line("upkeep: dry run: the dependency dashboard was not written");
-            return Ok(None);
-        }
-        let (issue, operation) = match issue {
-            Some(issue) if issue.body == body => (issue, Operation::Unchanged),
-            Some(issue) => (
-                self.forge.update_issue_body(issue.number, &body).await?,
-                Operation::Updated,
+        let (branch, title, working_dir, labels, updates) = match action {
+            Planned::Create(c) => (
+                &c.branch,
+                c.title.clone(),
+                &c.working_dir,
+                c.labels.clone(),
+                &c.updates,
             ),
-            None => {
-                let new = NewIssue {
-                    title: TITLE.to_string(),
-                    body,
-                    labels: vec![self.settings.bot_label.clone()],
-                };
-                (self.forge.create_issue(&new).await?, Operation::Created)
-            }
+            Planned::Update(u) => (
+                &u.branch,
+                format!("Update {}", u.branch),
+                &u.working_dir,
+                u.labels.clone().unwrap_or_default(),
+                &u.updates,
+            ),
         };
-        self.progress.line(&format!(
-            "upkeep: dependency dashboard #{} {}",
-            issue.number,
-            operation.as_str()
-        ));
-        Ok(Some(IssueRef {
-            number: issue.number,
-            url: issue.url,
-            operation,
-        }))
-    }
-
-    /// The records of this run's `create_mr` and `update_mr` actions that did not land whole:
-    /// the updates that did not land, and the commands that apply them.
-    fn retry_records(&self, actions: &[ActionReport]) -> Vec<(usize, Record)> {
-        let failed = |a: &&ActionReport| {
-            matches!(a.status, Status::Failed | Status::Denied | Status::Partial)
+        let updates: Vec<_> = updates
+            .iter()
+            .filter(|u| !landed.contains(u.package.as_str()))
+            .collect();
+        let unit = BranchUnit {
+            branch: branch.clone(),
+            title,
+            split: None,
+            commands: recipe
+                .commands
+                .iter()
+                .filter(|c| {
+                    c.package
+                        .as_ref()
+                        .is_none_or(|p| updates.iter().any(|u| u.package == *p))
+                })
+                .collect(),
+            updates,
         };
-        let mut out = Vec::new();
-        for a in actions.iter().filter(failed) {
-            let (action, recipe) = match self.plan.step(a.index) {
-                Some(Step::CreateMr(c, recipe)) => (Planned::Create(c), recipe),
-                Some(Step::UpdateMr(u, recipe)) => (Planned::Update(u), recipe),
-                _ => continue,
-            };
-            let landed: BTreeSet<&str> = a
-                .updates
-                .iter()
-                .filter(|u| u.landed)
-                .map(|u| u.package.as_str())
-                .collect();
-            let (branch, title, working_dir, labels, updates) = match action {
-                Planned::Create(c) => (
-                    &c.branch,
-                    c.title.clone(),
-                    &c.working_dir,
-                    c.labels.clone(),
-                    &c.updates,
-                ),
-                Planned::Update(u) => (
-                    &u.branch,
-                    format!("Update {}", u.branch),
-                    &u.working_dir,
-                    u.labels.clone().unwrap_or_default(),
-                    &u.updates,
-                ),
-            };
-            let updates: Vec<_> = updates
-                .iter()
-                .filter(|u| !landed.contains(u.package.as_str()))
-                .collect();
-            let unit = Unit {
-                branch: branch.clone(),
-                title,
-                split: None,
-                commands: recipe
-                    .commands
-                    .iter()
-                    .filter(|c| {
-                        c.package
-                            .as_ref()
-                            .is_none_or(|p| updates.iter().any(|u| u.package == *p))
-                    })
-                    .collect(),
-                updates,
-            };
-            let built = super::record::Built {
-                unit: &unit,
-                mission: self.plan.mission(),
-                test: &recipe.test.text,
-                working_dir: working_dir.as_deref(),
-                labels: &labels,
-            };
-            out.push((a.index, Record::of(&built, None)));
-        }
-        out
+        let built = super::record::RecordSource {
+            unit: &unit,
+            mission: run.plan.mission(),
+            test: &recipe.test.text,
+            working_dir: working_dir.as_deref(),
+            labels: &labels,
+        };
+        out.push((a.index, Record::of(&built, None)));
     }
+    out
 }
 
 fn dashboard_failure(reason: &str) -> UpkeepReport {

@@ -2,7 +2,7 @@
 //! that a later run of the same plan on the same base knows the branch already holds exactly this
 //! build and runs no command and no test.
 
-use super::unit::Unit;
+use super::unit::BranchUnit;
 use crate::mission::TestCommand;
 use sha2::{Digest, Sha256};
 
@@ -11,7 +11,7 @@ const MARKER: &str = "<!-- quartermaster:build:";
 
 /// Everything that decides a branch's content and its PR's text.
 pub struct BuildInputs<'a> {
-    pub unit: &'a Unit<'a>,
+    pub unit: &'a BranchUnit<'a>,
     pub test: &'a TestCommand,
     pub working_dir: Option<&'a str>,
     pub mission: &'a str,

@@ -9,11 +9,12 @@
 //! by `VIRTUAL_ENV`, `UV_PROJECT_ENVIRONMENT` and Poetry's settings, never the operator's; the
 //! toolchains (interpreters, package managers) still come from the machine.
 
-use super::Worker;
+use super::build;
 use super::build::{Exec, sandbox_stop};
 use super::stop::Stop;
-use super::unit::Unit;
+use super::unit::BranchUnit;
 use super::warnings::resolver_warnings;
+use super::{RunContext, WorkerSlot};
 use crate::changes::{Ecosystem, Snapshot};
 use crate::git::NewCommit;
 use crate::markdown::code;
@@ -30,168 +31,176 @@ pub(super) struct Tested<'s> {
     pub env: BTreeMap<OsString, OsString>,
 }
 
+/// Why the committed files cannot be tested: the unit fails, saying so.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum Untestable {
+    /// A frozen install failed.
+    #[error("{0}")]
+    InstallFailed(String),
+    /// The install left out the test's runner.
+    #[error("{0}")]
+    NoRunner(String),
+}
+
 /// The largest requirements file read to see whether it pins with hashes.
 const MAX_REQUIREMENTS: u64 = 16 * 1024 * 1024;
 
-impl<'a> Worker<'a> {
-    /// Builds the tests' environment for `commit` (see the module documentation): `Err` with why
-    /// the unit fails when the frozen install fails or leaves the test's runner out. `env` is
-    /// the update commands' environment, `before` what they started from (where the lock files
-    /// are), `dir` the working directory.
-    pub(super) fn test_environment(
-        &mut self,
-        unit: &Unit<'_>,
-        commit: &NewCommit,
-        (env, before, dir): (&BTreeMap<OsString, OsString>, &Snapshot, &Path),
-        test: &TestCommand,
-        report: &mut ActionReport,
-    ) -> Result<Result<Tested<'a>, String>, Stop> {
-        let Some(workspace) = self.workspace.as_mut() else {
-            return Err(Stop::failed("the workspace is gone"));
+/// Builds the tests' environment for `commit` (see the module documentation), or says why
+/// the unit fails when the frozen install fails or leaves the test's runner out. `env` is
+/// the update commands' environment, `before` what they started from (where the lock files
+/// are), `dir` the working directory.
+pub(super) fn test_environment<'a>(
+    run: &RunContext<'a>,
+    slot: &mut WorkerSlot,
+    unit: &BranchUnit<'_>,
+    commit: &NewCommit,
+    (env, before, dir): (&BTreeMap<OsString, OsString>, &Snapshot, &Path),
+    test: &TestCommand,
+    report: &mut ActionReport,
+) -> Result<Result<Tested<'a>, Untestable>, Stop> {
+    let Some(workspace) = slot.workspace.as_mut() else {
+        return Err(Stop::failed("the workspace is gone"));
+    };
+    workspace.reset(commit.id)?;
+    let root = workspace
+        .root()
+        .canonicalize()
+        .map_err(|e| Stop::failed(format!("reading the workspace: {e}")))?;
+    let cell = run
+        .sandbox
+        .unit(UnitSpec {
+            slot: slot.number,
+            writable: vec![root.clone()],
+            ..UnitSpec::default()
+        })
+        .map_err(sandbox_stop)?;
+    let ecosystems: BTreeSet<&str> = unit.commands.iter().map(|m| m.ecosystem.as_str()).collect();
+    let venv = cell.home().join("venv");
+    let env = install_env(run, env, &ecosystems, &venv);
+    // Read before anything is installed: the install runs package code.
+    let places = ecosystems
+        .iter()
+        .map(|name| {
+            let run_dir = install_dir(name, before, &root, dir);
+            InstallConditions::read(&run_dir, dir).map(|place| (*name, run_dir, place))
+        })
+        .collect::<Result<Vec<_>, Stop>>()?;
+    for (name, run_dir, place) in &places {
+        let install = InstallPlace {
+            env: &venv,
+            requirements: &place.requirements,
+            hashed: place.hashed,
+            yarn_berry: place.yarn_berry,
         };
-        workspace.reset(commit.id)?;
-        let root = workspace
-            .root()
-            .canonicalize()
-            .map_err(|e| Stop::failed(format!("reading the workspace: {e}")))?;
-        let cell = self
-            .sandbox
-            .unit(UnitSpec {
-                slot: self.slot,
-                writable: vec![root.clone()],
-                ..UnitSpec::default()
-            })
-            .map_err(sandbox_stop)?;
-        let ecosystems: BTreeSet<&str> =
-            unit.commands.iter().map(|m| m.ecosystem.as_str()).collect();
-        let venv = cell.home().join("venv");
-        let env = self.install_env(env, &ecosystems, &venv);
-        // Read before anything is installed: the install runs package code.
-        let places = ecosystems
-            .iter()
-            .map(|name| {
-                let run_dir = install_dir(name, before, &root, dir);
-                Place::read(&run_dir, dir).map(|place| (*name, run_dir, place))
-            })
-            .collect::<Result<Vec<_>, Stop>>()?;
-        for (name, run_dir, place) in &places {
-            let install = InstallPlace {
-                env: &venv,
-                requirements: &place.requirements,
-                hashed: place.hashed,
-                yarn_berry: place.yarn_berry,
-            };
-            for command in self.plan.install(name) {
-                if !command.applies(&install) {
-                    continue;
-                }
-                let argv = command.argv(&install);
-                let record = (unit.branch.as_str(), *name, venv.as_path());
-                if let Some(why) = self.install((&cell, &env), &argv, run_dir, record, report)? {
-                    return Ok(Err(why));
-                }
+        for command in run.plan.install(name) {
+            if !command.applies(&install) {
+                continue;
+            }
+            let argv = command.argv(&install);
+            let record = (unit.branch.as_str(), *name, venv.as_path());
+            if let Some(why) = run_install(run, (&cell, &env), &argv, run_dir, record, report)? {
+                return Ok(Err(Untestable::InstallFailed(why)));
             }
         }
-        let venv = venv.is_dir().then_some(venv.as_path());
-        if let Some(why) = missing_runner(test, venv, &root, dir) {
-            self.progress.step(&why);
-            return Ok(Err(why));
-        }
-        Ok(Ok(Tested { cell, env }))
     }
-
-    /// The frozen install of `unit`'s ecosystems, as the mission writes it (for the build digest).
-    pub(super) fn install_sources(&self, unit: &Unit<'_>) -> Vec<&'a str> {
-        let ecosystems: BTreeSet<&str> =
-            unit.commands.iter().map(|m| m.ecosystem.as_str()).collect();
-        let plan = self.plan;
-        ecosystems
-            .into_iter()
-            .flat_map(|e| plan.install(e).iter().map(|c| c.source()))
-            .collect()
+    let venv = venv.is_dir().then_some(venv.as_path());
+    if let Some(why) = missing_runner(test, venv, &root, dir) {
+        run.progress.step(&why);
+        return Ok(Err(Untestable::NoRunner(why)));
     }
+    Ok(Ok(Tested { cell, env }))
+}
 
-    /// The environment of the frozen install and the tests: the update commands' without their
-    /// update-only defaults, and each ecosystem's own settings.
-    fn install_env(
-        &self,
-        env: &BTreeMap<OsString, OsString>,
-        ecosystems: &BTreeSet<&str>,
-        venv: &Path,
-    ) -> BTreeMap<OsString, OsString> {
-        let mut env = crate::process::install_env(env, &self.settings.extra_env);
-        let mut set = |name: &str, value: OsString| {
-            env.insert(name.into(), value);
-        };
-        let installed = ecosystems
-            .iter()
-            .filter(|e| !self.plan.install(e).is_empty())
-            .filter_map(|e| Ecosystem::from_name(e));
-        for ecosystem in installed {
-            match ecosystem {
-                Ecosystem::Pip | Ecosystem::Uv | Ecosystem::Poetry => {
-                    set("VIRTUAL_ENV", venv.into());
-                    set("UV_PROJECT_ENVIRONMENT", venv.into());
-                    // A project's poetry.toml must not send Poetry to a `.venv` of its own.
-                    set("POETRY_VIRTUALENVS_IN_PROJECT", "false".into());
-                }
-                Ecosystem::Go => set("GOFLAGS", "-mod=readonly".into()),
-                Ecosystem::Bundle => set("BUNDLE_FROZEN", "true".into()),
-                _ => {}
+/// The frozen install of `unit`'s ecosystems, as the mission writes it (for the build digest).
+pub(super) fn install_sources<'a>(run: &RunContext<'a>, unit: &BranchUnit<'_>) -> Vec<&'a str> {
+    let ecosystems: BTreeSet<&str> = unit.commands.iter().map(|m| m.ecosystem.as_str()).collect();
+    let plan = run.plan;
+    ecosystems
+        .into_iter()
+        .flat_map(|e| plan.install(e).iter().map(|c| c.source()))
+        .collect()
+}
+
+/// The environment of the frozen install and the tests: the update commands' without their
+/// update-only defaults, and each ecosystem's own settings.
+fn install_env(
+    run: &RunContext<'_>,
+    env: &BTreeMap<OsString, OsString>,
+    ecosystems: &BTreeSet<&str>,
+    venv: &Path,
+) -> BTreeMap<OsString, OsString> {
+    let mut env = crate::process::install_env(env, &run.settings.extra_env);
+    let mut set = |name: &str, value: OsString| {
+        env.insert(name.into(), value);
+    };
+    let installed = ecosystems
+        .iter()
+        .filter(|e| !run.plan.install(e).is_empty())
+        .filter_map(|e| Ecosystem::from_name(e));
+    for ecosystem in installed {
+        match ecosystem {
+            Ecosystem::Pip | Ecosystem::Uv | Ecosystem::Poetry => {
+                set("VIRTUAL_ENV", venv.into());
+                set("UV_PROJECT_ENVIRONMENT", venv.into());
+                // A project's poetry.toml must not send Poetry to a `.venv` of its own.
+                set("POETRY_VIRTUALENVS_IN_PROJECT", "false".into());
             }
+            Ecosystem::Go => set("GOFLAGS", "-mod=readonly".into()),
+            Ecosystem::Bundle => set("BUNDLE_FROZEN", "true".into()),
+            _ => {}
         }
-        if env.contains_key(&OsString::from("UV_PROJECT_ENVIRONMENT")) {
-            let path = env
-                .get(&OsString::from("PATH"))
-                .cloned()
-                .unwrap_or_default();
-            let dirs = std::iter::once(venv.join("bin")).chain(std::env::split_paths(&path));
-            if let Ok(path) = std::env::join_paths(dirs) {
-                env.insert("PATH".into(), path);
-            }
-        }
-        env
     }
+    if env.contains_key(&OsString::from("UV_PROJECT_ENVIRONMENT")) {
+        let path = env
+            .get(&OsString::from("PATH"))
+            .cloned()
+            .unwrap_or_default();
+        let dirs = std::iter::once(venv.join("bin")).chain(std::env::split_paths(&path));
+        if let Ok(path) = std::env::join_paths(dirs) {
+            env.insert("PATH".into(), path);
+        }
+    }
+    env
+}
 
-    /// Runs one install command and records it; why the unit fails, if it does.
-    fn install(
-        &self,
-        (cell, env): Exec<'_>,
-        argv: &[String],
-        dir: &Path,
-        (branch, ecosystem, venv): (&str, &str, &Path),
-        report: &mut ActionReport,
-    ) -> Result<Option<String>, Stop> {
-        let outcome = self.execute((cell, env), argv, dir, branch)?;
-        let shown = argv.join(" ").replace(&venv.display().to_string(), "<env>");
-        let ok = outcome.exit.success();
-        self.progress.step(&format!(
-            "$ {shown}  ({}, {:.1}s) frozen install",
-            outcome.exit,
-            outcome.duration.as_secs_f64()
-        ));
-        if !ok {
-            self.progress.failure_output(&outcome.output_tail);
-        }
-        let warnings = resolver_warnings(&outcome.output_tail);
-        let process = ProcessRecord::of(outcome);
-        let failed = (!ok).then(|| {
-            format!(
-                "the frozen install {} failed: {}; the committed lock files do not install as they are",
-                code(&shown),
-                process.result
-            )
-        });
-        report.installs.push(InstallRecord {
-            branch: branch.to_string(),
-            ecosystem: ecosystem.to_string(),
-            command: shown,
-            ok,
-            process,
-            warnings,
-        });
-        Ok(failed)
+/// Runs one install command and records it; why the unit fails, if it does.
+fn run_install(
+    run: &RunContext<'_>,
+    (cell, env): Exec<'_>,
+    argv: &[String],
+    dir: &Path,
+    (branch, ecosystem, venv): (&str, &str, &Path),
+    report: &mut ActionReport,
+) -> Result<Option<String>, Stop> {
+    let outcome = build::execute(run, (cell, env), argv, dir, branch)?;
+    let shown = argv.join(" ").replace(&venv.display().to_string(), "<env>");
+    let ok = outcome.exit.success();
+    run.progress.step(&format!(
+        "$ {shown}  ({}, {:.1}s) frozen install",
+        outcome.exit,
+        outcome.duration.as_secs_f64()
+    ));
+    if !ok {
+        run.progress.failure_output(&outcome.output_tail);
     }
+    let warnings = resolver_warnings(&outcome.output_tail);
+    let process = ProcessRecord::of(outcome);
+    let failed = (!ok).then(|| {
+        format!(
+            "the frozen install {} failed: {}; the committed lock files do not install as they are",
+            code(&shown),
+            process.result
+        )
+    });
+    report.installs.push(InstallRecord {
+        branch: branch.to_string(),
+        ecosystem: ecosystem.to_string(),
+        command: shown,
+        ok,
+        process,
+        warnings,
+    });
+    Ok(failed)
 }
 
 /// Where an ecosystem's frozen install runs: the directory of the lock file that governs the
@@ -208,15 +217,15 @@ fn install_dir(ecosystem: &str, before: &Snapshot, root: &Path, dir: &Path) -> P
 }
 
 /// What the committed files say of the install conditions.
-struct Place {
+struct InstallConditions {
     requirements: Vec<String>,
     hashed: bool,
     yarn_berry: bool,
 }
 
-impl Place {
+impl InstallConditions {
     /// Reads the requirements files of `dir` and the yarn.lock of `run_dir` (regular files only).
-    fn read(run_dir: &Path, dir: &Path) -> Result<Place, Stop> {
+    fn read(run_dir: &Path, dir: &Path) -> Result<InstallConditions, Stop> {
         let read = |path: &Path| -> Option<String> {
             let meta = std::fs::symlink_metadata(path).ok()?;
             if !meta.is_file() || meta.len() > MAX_REQUIREMENTS {
@@ -237,7 +246,7 @@ impl Place {
             .any(|text| text.contains("--hash"));
         let yarn_berry = read(&run_dir.join("yarn.lock"))
             .is_some_and(|text| text.lines().any(|l| l.starts_with("__metadata:")));
-        Ok(Place {
+        Ok(InstallConditions {
             requirements,
             hashed,
             yarn_berry,

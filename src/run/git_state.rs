@@ -1,7 +1,7 @@
 //! What was fetched from the remote: listed and fetched once, on first use (plans of issues and
 //! comments never touch git), and kept current as Quartermaster pushes.
 
-use super::Worker;
+use super::RunContext;
 use super::stop::Stop;
 use crate::ci::progress::Progress;
 use crate::git::{GitError, Mirror, RemoteSpec};
@@ -9,7 +9,22 @@ use crate::plan::{Action, Plan};
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::{Deref, DerefMut};
 use std::path::Path;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+/// Why the remote's state, or a file of it, could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum RemoteError {
+    #[error("git: {0}")]
+    Git(#[from] GitError),
+    #[error("the default branch `{0}` does not exist on the remote")]
+    NoDefaultBranch(String),
+    /// The remote was read before, and could not be.
+    #[error(transparent)]
+    Unread(Arc<RemoteError>),
+    /// A file of the default branch's tree.
+    #[error("{0}")]
+    File(#[source] GitError),
+}
 
 pub struct GitState {
     pub mirror: Mirror,
@@ -22,15 +37,15 @@ pub struct GitState {
 /// (the policy is read at the default branch's tip it lists), else by the first worker that needs
 /// it; then kept current by each push under the lock.
 #[derive(Default)]
-pub struct SharedGit(Mutex<Option<Result<GitState, String>>>);
+pub struct SharedGit(Mutex<Option<Result<GitState, Arc<RemoteError>>>>);
 
 /// The remote's state read before the run, for the engine.
-pub struct OpenedRemote(Result<GitState, String>);
+pub struct OpenedRemote(Result<GitState, Arc<RemoteError>>);
 
 impl OpenedRemote {
     /// Lists and fetches the remote: the default branch and every branch `plan` builds on.
     pub fn open(remote: &RemoteSpec, scratch: &Path, plan: &Plan, progress: &Progress) -> Self {
-        Self(open_git(remote, scratch, plan, progress).map_err(|stop| stop.reason))
+        Self(open_git(remote, scratch, plan, progress).map_err(Arc::new))
     }
 
     /// The default branch's tip, when the remote could be read.
@@ -43,12 +58,15 @@ impl OpenedRemote {
         &self,
         name: &str,
         limit: usize,
-    ) -> Result<Option<Result<Vec<u8>, &'static str>>, String> {
-        let state = self.0.as_ref().map_err(Clone::clone)?;
+    ) -> Result<Option<Result<Vec<u8>, &'static str>>, RemoteError> {
+        let state = self
+            .0
+            .as_ref()
+            .map_err(|e| RemoteError::Unread(Arc::clone(e)))?;
         state
             .mirror
             .root_file(state.default_tip, name, limit)
-            .map_err(|e| e.to_string())
+            .map_err(RemoteError::File)
     }
 }
 
@@ -59,14 +77,14 @@ impl From<OpenedRemote> for SharedGit {
 }
 
 /// The remote's state, held by one worker.
-pub struct GitGuard<'g>(MutexGuard<'g, Option<Result<GitState, String>>>);
+pub struct GitGuard<'g>(MutexGuard<'g, Option<Result<GitState, Arc<RemoteError>>>>);
 
 impl Deref for GitGuard<'_> {
     type Target = GitState;
     fn deref(&self) -> &GitState {
         match &*self.0 {
             Some(Ok(state)) => state,
-            // A guard is only made over a state that was read (see `Worker::git`).
+            // A guard is only made over a state that was read (see [`lock`]).
             _ => unreachable!("a GitGuard holds a state"),
         }
     }
@@ -81,42 +99,40 @@ impl DerefMut for GitGuard<'_> {
     }
 }
 
-impl Worker<'_> {
-    /// The remote's state, read on first use; held until the guard is dropped.
-    pub(super) fn git(&self) -> Result<GitGuard<'_>, Stop> {
-        let mut state = self.git.0.lock().unwrap_or_else(PoisonError::into_inner);
-        if state.is_none() {
-            *state = Some(self.open_git().map_err(|e| e.reason));
-        }
-        match &*state {
-            Some(Ok(_)) => Ok(GitGuard(state)),
-            Some(Err(reason)) => Err(Stop::failed(reason.clone())),
-            None => unreachable!("initialised above"),
-        }
+/// The remote's state, read on first use; held until the guard is dropped.
+pub(super) fn lock<'g>(run: &'g RunContext<'_>) -> Result<GitGuard<'g>, Stop> {
+    let mut state = run.git.0.lock().unwrap_or_else(PoisonError::into_inner);
+    if state.is_none() {
+        *state = Some(read_remote(run).map_err(Arc::new));
     }
+    match &*state {
+        Some(Ok(_)) => Ok(GitGuard(state)),
+        Some(Err(e)) => Err(Stop::failed(e.to_string())),
+        None => unreachable!("initialised above"),
+    }
+}
 
-    fn open_git(&self) -> Result<GitState, Stop> {
-        open_git(
-            self.forge.remote(),
-            &self.settings.scratch,
-            self.plan.plan(),
-            &self.progress,
-        )
-    }
+fn read_remote(run: &RunContext<'_>) -> Result<GitState, RemoteError> {
+    open_git(
+        run.forge.remote(),
+        &run.settings.scratch,
+        run.plan.plan(),
+        &run.progress,
+    )
+}
 
-    /// Deletes a remote branch if it is where Quartermaster saw it. `Ok(false)`: it was gone.
-    pub(super) fn delete_branch(&self, branch: &str) -> Result<bool, GitError> {
-        let mut state = self.git().map_err(|stop| GitError::Git {
-            context: "reading the remote".into(),
-            message: stop.reason,
-        })?;
-        let Some(tip) = state.heads.get(branch).copied() else {
-            return Ok(false);
-        };
-        state.mirror.delete_branch(branch, tip)?;
-        state.heads.remove(branch);
-        Ok(true)
-    }
+/// Deletes a remote branch if it is where Quartermaster saw it. `Ok(false)`: it was gone.
+pub(super) fn delete_branch(run: &RunContext<'_>, branch: &str) -> Result<bool, GitError> {
+    let mut state = lock(run).map_err(|stop| GitError::Git {
+        context: "reading the remote".into(),
+        message: stop.reason,
+    })?;
+    let Some(tip) = state.heads.get(branch).copied() else {
+        return Ok(false);
+    };
+    state.mirror.delete_branch(branch, tip)?;
+    state.heads.remove(branch);
+    Ok(true)
 }
 
 fn open_git(
@@ -124,16 +140,14 @@ fn open_git(
     scratch: &Path,
     plan: &Plan,
     progress: &Progress,
-) -> Result<GitState, Stop> {
+) -> Result<GitState, RemoteError> {
     progress.step(&format!("reading {}", remote.url));
     let mirror = Mirror::new(remote.clone(), scratch)?;
     let heads = mirror.list()?;
     let default = &plan.repo_context.default_branch;
-    let default_tip = *heads.get(default).ok_or_else(|| {
-        Stop::failed(format!(
-            "the default branch `{default}` does not exist on the remote"
-        ))
-    })?;
+    let default_tip = *heads
+        .get(default)
+        .ok_or_else(|| RemoteError::NoDefaultBranch(default.clone()))?;
     let present: Vec<&str> = wanted_branches(plan, &heads)
         .into_iter()
         .filter(|b| heads.contains_key(*b))

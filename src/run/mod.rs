@@ -2,7 +2,7 @@
 //!
 //! Every action is independent: whatever happens to it (a red test, a refusal, a forge error) is
 //! recorded in its report and never stops the next one. Actions run on `--jobs` workers
-//! (`jobs`), each with its own sandbox slot and a workspace it resets between units. Each action
+//! (`workers`), each with its own sandbox slot and a workspace it resets between units. Each action
 //! type is one module (`create_mr`, `update_mr`, `issues`, `pull_requests`) that reads as a recipe over
 //! the shared steps: `build` (workspace, commands, commit, tests), `publish` (push, PR), `ownership`
 //! and `comment`. After the plan's actions, `upkeep` looks after Quartermaster's open PRs from the
@@ -16,6 +16,10 @@
 //! - running a plan twice creates nothing new: open PRs are found by branch, issues by title and
 //!   label, comments by a hidden marker;
 //! - a PR on the branch that was closed without merging is not reopened.
+//!
+//! Every step is a function given the contexts it works with: the [`RunContext`] (the plan, the
+//! forge, the settings, the sandbox, the remote's state, the progress) and, for the steps that
+//! build a branch, the worker's [`WorkerSlot`] (its sandbox slot and the workspace in it).
 
 mod after_opening;
 mod build;
@@ -28,7 +32,6 @@ mod gates;
 mod git_state;
 mod heartbeat;
 mod issues;
-mod jobs;
 mod ownership;
 mod project;
 mod publish;
@@ -44,6 +47,7 @@ mod update_mr;
 mod upkeep;
 mod verify;
 mod warnings;
+mod workers;
 
 use crate::ci::progress::Progress;
 use crate::forge::Forge;
@@ -97,7 +101,7 @@ pub struct Settings {
 /// What a run produced: the plan's actions, the upkeep of Quartermaster's open PRs, and the
 /// dependency dashboard.
 #[derive(Debug, Default)]
-pub struct Ran {
+pub struct RunReports {
     pub actions: Vec<ActionReport>,
     pub upkeep: Vec<UpkeepReport>,
     pub dashboard: Option<IssueRef>,
@@ -174,36 +178,36 @@ impl<'a> Engine<'a> {
 
     /// Runs the actions (those of `only`, when given), then, with [`Engine::upkeep`], looks
     /// after the open PRs and the dashboard; `runtime` drives the forge's requests.
-    pub fn run(self, runtime: &tokio::runtime::Handle) -> Ran {
-        let actions = jobs::run(&self, runtime);
-        let mut ran = Ran {
+    pub fn execute(self, runtime: &tokio::runtime::Handle) -> RunReports {
+        let actions = workers::execute_actions(&self, runtime);
+        let mut ran = RunReports {
             actions,
-            ..Ran::default()
+            ..RunReports::default()
         };
         if let Some(mission) = self.upkeep {
-            let mut worker = Worker {
+            let run = RunContext {
                 plan: self.plan,
                 forge: self.forge,
                 settings: self.settings,
                 progress: self.progress.scoped(false),
                 sandbox: self.sandbox,
                 git: &self.git,
-                slot: 0,
-                workspace: None,
-                force_build: false,
             };
+            let mut slot = WorkerSlot::new(0);
             // The shard holding the plan's first action looks after everything; the others
             // only close what their own new PRs supersede.
             let everything = self.only.is_none_or(|only| only.contains(0));
-            runtime.block_on(worker.look_after(mission, everything, &mut ran));
+            runtime.block_on(dashboard::look_after(
+                &run, &mut slot, mission, everything, &mut ran,
+            ));
         }
         ran
     }
 }
 
-/// One of the `--jobs` workers: runs actions one after another in its own sandbox slot, and keeps
-/// its workspace from one unit to the next.
-pub(crate) struct Worker<'a> {
+/// What every step of a run works with: the plan, the forge, the settings, the sandbox, the
+/// remote's state, and the progress of the current action.
+pub(crate) struct RunContext<'a> {
     plan: &'a ValidatedPlan,
     forge: &'a dyn Forge,
     settings: &'a Settings,
@@ -211,73 +215,96 @@ pub(crate) struct Worker<'a> {
     progress: Progress,
     sandbox: &'a Sandbox,
     git: &'a SharedGit,
-    slot: u32,
+}
+
+/// What a worker keeps from one unit to the next: its sandbox slot and the workspace in it.
+pub(crate) struct WorkerSlot {
+    number: u32,
     /// The slot's workspace, reset between units rather than checked out anew.
     workspace: Option<Workspace>,
     /// Build even where the branch already holds this very build (a rebuild asked for).
     force_build: bool,
 }
 
-impl<'a> Worker<'a> {
-    /// Runs one action and reports it; `started` is when the run began.
-    async fn action(&mut self, index: usize, started: Instant) -> ActionReport {
-        let actions = &self.plan.plan().actions;
-        let (action, step) = (&actions[index], self.plan.step(index));
-        let begun = Instant::now();
-        self.progress
-            .begin_action(index, actions.len(), &text::describe(action));
-        let mut report = ActionReport::new(index, action.action_type());
-        let result = match step {
-            // The engine runs indices of the plan it was given.
-            None => Err(Stop::failed(format!("the plan has no action {index}"))),
-            Some(step) => match self.below_threshold(step, action.confidence()) {
-                Some(stop) => Err(stop),
-                None => self.step(step, &mut report).await,
-            },
-        };
-        match result {
-            Ok((status, reason)) => report.finish(status, reason),
-            Err(stop) => report.finish(stop.status, stop.reason),
+impl WorkerSlot {
+    fn new(number: u32) -> Self {
+        WorkerSlot {
+            number,
+            workspace: None,
+            force_build: false,
         }
-        // A signal came while it ran: whatever it came to, it did not finish as planned.
-        if let Some(signal) = crate::harden::cancelled() {
-            let reason = format!(
-                "stopped by signal {signal} while it ran ({}: {})",
-                serde_json::to_value(report.status)
-                    .ok()
-                    .and_then(|v| v.as_str().map(String::from))
-                    .unwrap_or_default(),
-                report.reason
-            );
-            report.finish(Status::Cancelled, reason);
-        }
-        tracing::debug!(ms = millis(begun.elapsed()), "action finished");
-        report.started_ms = millis(begun.duration_since(started));
-        report.duration_ms = millis(begun.elapsed());
-        self.progress.end_action(&report);
-        report
     }
+}
 
-    /// Actions the agent is not confident enough about are skipped (a `skip` is always recorded).
-    fn below_threshold(&self, step: Step<'_>, confidence: f64) -> Option<Stop> {
-        let threshold = self.settings.min_confidence;
-        (!matches!(step, Step::Skip(_)) && confidence < threshold).then(|| {
-            Stop::skipped(format!(
-                "confidence {confidence} is below the threshold {threshold}"
-            ))
-        })
+/// Runs one action and reports it; `started` is when the run began.
+async fn execute_action(
+    run: &RunContext<'_>,
+    slot: &mut WorkerSlot,
+    index: usize,
+    started: Instant,
+) -> ActionReport {
+    let actions = &run.plan.plan().actions;
+    let (action, step) = (&actions[index], run.plan.step(index));
+    let begun = Instant::now();
+    run.progress
+        .begin_action(index, actions.len(), &text::describe(action));
+    let mut report = ActionReport::new(index, action.action_type());
+    let result = match step {
+        // The engine runs indices of the plan it was given.
+        None => Err(Stop::failed(format!("the plan has no action {index}"))),
+        Some(step) => match below_threshold(run, step, action.confidence()) {
+            Some(stop) => Err(stop),
+            None => dispatch(run, slot, step, &mut report).await,
+        },
+    };
+    match result {
+        Ok((status, reason)) => report.finish(status, reason),
+        Err(stop) => report.finish(stop.status, stop.reason),
     }
+    // A signal came while it ran: whatever it came to, it did not finish as planned.
+    if let Some(signal) = crate::harden::cancelled() {
+        let reason = format!(
+            "stopped by signal {signal} while it ran ({}: {})",
+            serde_json::to_value(report.status)
+                .ok()
+                .and_then(|v| v.as_str().map(String::from))
+                .unwrap_or_default(),
+            report.reason
+        );
+        report.finish(Status::Cancelled, reason);
+    }
+    tracing::debug!(ms = millis(begun.elapsed()), "action finished");
+    report.started_ms = millis(begun.duration_since(started));
+    report.duration_ms = millis(begun.elapsed());
+    run.progress.end_action(&report);
+    report
+}
 
-    async fn step(&mut self, step: Step<'a>, report: &mut ActionReport) -> Done {
-        match step {
-            Step::CreateMr(a, recipe) => self.create_mr(a, recipe, report).await,
-            Step::UpdateMr(a, recipe) => self.update_mr(a, recipe, report).await,
-            Step::CreateIssue(a) => self.create_issue(a, report).await,
-            Step::CommentMr(a) => self.comment_mr(a, report).await,
-            Step::CommentIssue(a) => self.comment_issue(a, report).await,
-            Step::CloseMr(a) => self.close_mr(a, report).await,
-            Step::Skip(a) => Err(Stop::skipped(text::skip_reason(a))),
-        }
+/// Actions the agent is not confident enough about are skipped (a `skip` is always recorded).
+fn below_threshold(run: &RunContext<'_>, step: Step<'_>, confidence: f64) -> Option<Stop> {
+    let threshold = run.settings.min_confidence;
+    (!matches!(step, Step::Skip(_)) && confidence < threshold).then(|| {
+        Stop::skipped(format!(
+            "confidence {confidence} is below the threshold {threshold}"
+        ))
+    })
+}
+
+/// Runs the step of the action's type: each type's module reads as its recipe.
+async fn dispatch<'a>(
+    run: &RunContext<'a>,
+    slot: &mut WorkerSlot,
+    step: Step<'a>,
+    report: &mut ActionReport,
+) -> Done {
+    match step {
+        Step::CreateMr(a, recipe) => create_mr::create_mr(run, slot, a, recipe, report).await,
+        Step::UpdateMr(a, recipe) => update_mr::update_mr(run, slot, a, recipe, report).await,
+        Step::CreateIssue(a) => issues::create_issue(run, a, report).await,
+        Step::CommentMr(a) => pull_requests::comment_mr(run, a, report).await,
+        Step::CommentIssue(a) => issues::comment_issue(run, a, report).await,
+        Step::CloseMr(a) => pull_requests::close_mr(run, a, report).await,
+        Step::Skip(a) => Err(Stop::skipped(text::skip_reason(a))),
     }
 }
 

@@ -2,7 +2,7 @@
 //! in the manifest, and the package.json script its test command runs.
 
 use super::stop::Stop;
-use super::unit::Unit;
+use super::unit::BranchUnit;
 use crate::changes::{Ecosystem, Snapshot};
 use crate::declarations;
 use crate::mission::TestCommand;
@@ -10,7 +10,7 @@ use std::path::Path;
 
 /// `before` is what the lock files held before any command ran, when they could be read.
 pub fn check_project(
-    unit: &Unit<'_>,
+    unit: &BranchUnit<'_>,
     test: &TestCommand,
     (dir, working_dir): (&Path, Option<&str>),
     before: Option<&Snapshot>,
@@ -59,7 +59,7 @@ pub fn check_project(
 
 /// A cargo command naming a package the lock holds in several versions without the one to move
 /// would fail; it is refused before anything runs, with the form to use.
-pub fn check_specs(unit: &Unit<'_>, before: &Snapshot) -> Result<(), Stop> {
+pub fn check_specs(unit: &BranchUnit<'_>, before: &Snapshot) -> Result<(), Stop> {
     for matched in &unit.commands {
         let Some(package) = &matched.package else {
             continue;

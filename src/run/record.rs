@@ -7,7 +7,7 @@
 //! A record is read back from text anyone with write access can edit: it is untrusted, and a
 //! rebuild or retry validates it as a plan against the mission before anything runs.
 
-use super::unit::Unit;
+use super::unit::BranchUnit;
 use crate::changes;
 use crate::plan::UpdateType;
 use base64::Engine as _;
@@ -53,8 +53,8 @@ pub struct Record {
 }
 
 /// Where a record comes from: a unit and what it ran.
-pub struct Built<'a> {
-    pub unit: &'a Unit<'a>,
+pub struct RecordSource<'a> {
+    pub unit: &'a BranchUnit<'a>,
     pub mission: &'a str,
     pub test: &'a str,
     pub working_dir: Option<&'a str>,
@@ -63,7 +63,7 @@ pub struct Built<'a> {
 
 impl Record {
     /// The record of a built unit: its updates as `facts` show them, or as declared.
-    pub fn of(b: &Built<'_>, facts: Option<&changes::Verdict>) -> Record {
+    pub fn of(b: &RecordSource<'_>, facts: Option<&changes::Verdict>) -> Record {
         let mut ecosystems: Vec<String> = b
             .unit
             .commands

@@ -1,7 +1,7 @@
 //! The text Quartermaster writes: PR bodies, commit messages, progress headings. Pure functions of
 //! the plan and what happened.
 
-use super::unit::{Split, Unit};
+use super::unit::{BranchUnit, Split};
 use crate::changes::{ChangeFact, FormatChange, UpdateFact, Verdict};
 use crate::markdown::{self, MAX_POSTED_BODY, cell_code, code};
 use crate::plan::{Action, Skip, UpdateType};
@@ -291,7 +291,7 @@ fn package_cell(name: &str, link: Option<&str>) -> String {
 /// The commit message of a unit: its title, then one line per update as the lock files show it.
 /// Every line goes through [`sink::line`]: plan text and lock-file text close no issue and skip
 /// no CI.
-pub fn commit_message(unit: &Unit<'_>, facts: &Verdict, allow_mentions: bool) -> String {
+pub fn commit_message(unit: &BranchUnit<'_>, facts: &Verdict, allow_mentions: bool) -> String {
     let mut lines = commit_lines(unit, facts).into_iter();
     let title = lines.next().unwrap_or_default();
     let mut message = format!("{}\n\n", sink::line(&title, allow_mentions));
@@ -314,7 +314,7 @@ pub fn commit_message(unit: &Unit<'_>, facts: &Verdict, allow_mentions: bool) ->
 }
 
 /// The commit message's lines, as said: the title, then the updates.
-fn commit_lines(unit: &Unit<'_>, facts: &Verdict) -> Vec<String> {
+fn commit_lines(unit: &BranchUnit<'_>, facts: &Verdict) -> Vec<String> {
     let mut message = vec![unit.title_from(facts)];
     for u in &facts.updates {
         if u.update_type == UpdateType::LockFileMaintenance {

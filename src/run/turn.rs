@@ -3,7 +3,7 @@
 //! be what an earlier action wrote: so an action's first write waits until every earlier action
 //! has finished, and the forge sees exactly the writes of a run of one action at a time.
 
-use super::jobs::Board;
+use super::workers::Board;
 use crate::forge::{
     ApiCommit, Comment, Forge, ForgeKind, Issue, NewIssue, NewPullRequest, People, PullRequest,
     PullRequestEdit, Result, Target,

@@ -10,7 +10,7 @@ use crate::report::{ActionReport, PullRequestRef, Status, TestVerdict, UpdateRep
 
 /// One branch to produce: some updates and the commands that apply them.
 #[derive(Debug)]
-pub struct Unit<'p> {
+pub struct BranchUnit<'p> {
     pub branch: String,
     /// The plan's title.
     pub title: String,
@@ -30,7 +30,7 @@ pub struct Split {
     pub batch_failed: Option<String>,
 }
 
-impl Unit<'_> {
+impl BranchUnit<'_> {
     /// The title a PR and a commit of the unit get: the plan's; for a split unit, its own update
     /// as the lock files show it, after the plan's conventional-commit prefix (`chore(deps): `).
     pub fn title_from(&self, facts: &changes::Verdict) -> String {
@@ -76,7 +76,7 @@ fn capitalised(text: &str) -> String {
 }
 
 /// What building a branch came to.
-pub enum Built {
+pub enum BuildOutcome {
     /// Committed, verified and tested: the facts are what the lock files show.
     Ready(NewCommit, Box<changes::Verdict>),
     NoChanges,
@@ -90,24 +90,24 @@ pub enum Built {
     TestsFailed(String),
 }
 
-impl Built {
+impl BuildOutcome {
     /// The commit and facts of a branch that is ready, or what became of one that is not.
-    pub fn ready(self) -> Result<(NewCommit, Box<changes::Verdict>), Outcome> {
+    pub fn ready(self) -> Result<(NewCommit, Box<changes::Verdict>), UnitOutcome> {
         match self {
-            Built::Ready(commit, facts) => Ok((commit, facts)),
-            Built::NoChanges => Err(Outcome::NoChanges),
-            Built::CommandFailed(why) => Err(Outcome::CommandFailed(why)),
-            Built::Unverified(stop) => Err(Outcome::Unverified(stop)),
-            Built::Gated(stop) => Err(Outcome::Gated(stop)),
-            Built::InstallFailed(why) => Err(Outcome::InstallFailed(why)),
-            Built::TestsFailed(why) => Err(Outcome::TestsFailed(why)),
+            BuildOutcome::Ready(commit, facts) => Ok((commit, facts)),
+            BuildOutcome::NoChanges => Err(UnitOutcome::NoChanges),
+            BuildOutcome::CommandFailed(why) => Err(UnitOutcome::CommandFailed(why)),
+            BuildOutcome::Unverified(stop) => Err(UnitOutcome::Unverified(stop)),
+            BuildOutcome::Gated(stop) => Err(UnitOutcome::Gated(stop)),
+            BuildOutcome::InstallFailed(why) => Err(UnitOutcome::InstallFailed(why)),
+            BuildOutcome::TestsFailed(why) => Err(UnitOutcome::TestsFailed(why)),
         }
     }
 }
 
 /// What became of one unit.
 #[derive(Debug)]
-pub enum Outcome {
+pub enum UnitOutcome {
     Landed(PullRequestRef),
     DryRun(String),
     NoChanges,
@@ -120,8 +120,8 @@ pub enum Outcome {
 }
 
 /// The whole action as one unit.
-pub fn batch<'p>(a: &'p CreateMr, commands: &'p [CommandMatch]) -> Unit<'p> {
-    Unit {
+pub fn batch<'p>(a: &'p CreateMr, commands: &'p [CommandMatch]) -> BranchUnit<'p> {
+    BranchUnit {
         branch: a.branch.clone(),
         title: a.title.clone(),
         split: None,
@@ -137,13 +137,13 @@ pub fn split<'p>(
     a: &'p CreateMr,
     commands: &'p [CommandMatch],
     batch_failed: Option<String>,
-) -> Vec<Unit<'p>> {
+) -> Vec<BranchUnit<'p>> {
     let branches =
         crate::plan::split_branches(&a.branch, a.updates.iter().map(|u| u.package.as_str()));
     a.updates
         .iter()
         .zip(branches)
-        .map(|(u, branch)| Unit {
+        .map(|(u, branch)| BranchUnit {
             branch,
             title: a.title.clone(),
             split: Some(Split {
@@ -213,7 +213,7 @@ fn update_report(
 /// The fate of each declared update: the last unit that carried it decides.
 pub fn update_reports(
     updates: &[Update],
-    results: &[(Unit<'_>, Outcome)],
+    results: &[(BranchUnit<'_>, UnitOutcome)],
     report: &ActionReport,
 ) -> Vec<UpdateReport> {
     updates
@@ -224,7 +224,9 @@ pub fn update_reports(
                 .rev()
                 .find(|(unit, _)| unit.updates.iter().any(|x| std::ptr::eq(*x, u)));
             let (branch, pull_request) = match last {
-                Some((unit, Outcome::Landed(pr))) => (Some(unit.branch.as_str()), Some(pr.number)),
+                Some((unit, UnitOutcome::Landed(pr))) => {
+                    (Some(unit.branch.as_str()), Some(pr.number))
+                }
                 Some((unit, _)) => (Some(unit.branch.as_str()), None),
                 None => (None, None),
             };
@@ -250,25 +252,25 @@ fn last_verdict(report: &ActionReport, branch: &str) -> TestVerdict {
 }
 
 /// How a batch that was split failed, for messages.
-pub fn batch_failure(outcome: &Outcome) -> &'static str {
+pub fn batch_failure(outcome: &UnitOutcome) -> &'static str {
     match outcome {
-        Outcome::CommandFailed(_) => "a command failed on the batch",
+        UnitOutcome::CommandFailed(_) => "a command failed on the batch",
         // Any refusal of the verification: an update not reached, an undeclared direct
         // dependency, a new source, a file no reader owns.
-        Outcome::Unverified(_) => "the verification of the batch's changes refused them",
-        Outcome::Gated(_) => "the repository's policy refused a version the batch resolved",
-        Outcome::InstallFailed(_) => "the batch's committed lock files do not install",
+        UnitOutcome::Unverified(_) => "the verification of the batch's changes refused them",
+        UnitOutcome::Gated(_) => "the repository's policy refused a version the batch resolved",
+        UnitOutcome::InstallFailed(_) => "the batch's committed lock files do not install",
         _ => "the batch failed its tests",
     }
 }
 
 /// How a batch that was split failed, with what failed: for the texts of its splits.
-pub fn batch_failed(outcome: &Outcome) -> String {
+pub fn batch_failed(outcome: &UnitOutcome) -> String {
     let detail = match outcome {
-        Outcome::CommandFailed(why) | Outcome::TestsFailed(why) | Outcome::InstallFailed(why) => {
-            why.as_str()
-        }
-        Outcome::Unverified(stop) | Outcome::Refused(stop) | Outcome::Gated(stop) => {
+        UnitOutcome::CommandFailed(why)
+        | UnitOutcome::TestsFailed(why)
+        | UnitOutcome::InstallFailed(why) => why.as_str(),
+        UnitOutcome::Unverified(stop) | UnitOutcome::Refused(stop) | UnitOutcome::Gated(stop) => {
             stop.reason.as_str()
         }
         _ => return batch_failure(outcome).to_string(),
@@ -277,15 +279,15 @@ pub fn batch_failed(outcome: &Outcome) -> String {
 }
 
 /// What became of a unit, in a few words for its siblings' PRs.
-pub fn fate(outcome: &Outcome) -> String {
+pub fn fate(outcome: &UnitOutcome) -> String {
     match outcome {
-        Outcome::Landed(pr) => format!("tests passed; PR #{}", pr.number),
-        Outcome::DryRun(_) => "tests passed (dry run)".to_string(),
-        Outcome::NoChanges => "no changes".to_string(),
-        Outcome::CommandFailed(why) => format!("a command failed: {why}; no PR"),
-        Outcome::TestsFailed(why) => format!("failed its tests: {why}; no PR"),
-        Outcome::InstallFailed(why) => format!("{why}; no PR"),
-        Outcome::Refused(stop) | Outcome::Unverified(stop) | Outcome::Gated(stop) => {
+        UnitOutcome::Landed(pr) => format!("tests passed; PR #{}", pr.number),
+        UnitOutcome::DryRun(_) => "tests passed (dry run)".to_string(),
+        UnitOutcome::NoChanges => "no changes".to_string(),
+        UnitOutcome::CommandFailed(why) => format!("a command failed: {why}; no PR"),
+        UnitOutcome::TestsFailed(why) => format!("failed its tests: {why}; no PR"),
+        UnitOutcome::InstallFailed(why) => format!("{why}; no PR"),
+        UnitOutcome::Refused(stop) | UnitOutcome::Unverified(stop) | UnitOutcome::Gated(stop) => {
             let status = match stop.status {
                 Status::Denied => "denied",
                 Status::Skipped => "skipped",
@@ -298,7 +300,10 @@ pub fn fate(outcome: &Outcome) -> String {
 }
 
 /// The action's status from its units' outcomes.
-pub fn conclude(results: &[(Unit<'_>, Outcome)], strategy: FallbackStrategy) -> (Status, String) {
+pub fn conclude(
+    results: &[(BranchUnit<'_>, UnitOutcome)],
+    strategy: FallbackStrategy,
+) -> (Status, String) {
     // With individual_on_failure, a red batch that was split is explained by the splits.
     let split = strategy == FallbackStrategy::IndividualOnFailure && results.len() > 1;
     let considered = if split { &results[1..] } else { results };
@@ -327,7 +332,7 @@ pub fn conclude(results: &[(Unit<'_>, Outcome)], strategy: FallbackStrategy) -> 
     // Some branches landed and others did not: neither done nor failed.
     let landed = considered
         .iter()
-        .any(|(_, o)| matches!(o, Outcome::Landed(_)));
+        .any(|(_, o)| matches!(o, UnitOutcome::Landed(_)));
     if landed && matches!(status, Status::Failed | Status::Denied) {
         status = Status::Partial;
     }
@@ -335,20 +340,20 @@ pub fn conclude(results: &[(Unit<'_>, Outcome)], strategy: FallbackStrategy) -> 
 }
 
 /// What one outcome adds to the action's status and reason.
-fn describe(outcome: &Outcome) -> (Option<Status>, String) {
+fn describe(outcome: &UnitOutcome) -> (Option<Status>, String) {
     match outcome {
-        Outcome::Landed(pr) => (
+        UnitOutcome::Landed(pr) => (
             Some(Status::Done),
             format!("PR #{} {}", pr.number, pr.operation.as_str()),
         ),
-        Outcome::DryRun(what) => (None, format!("dry run: {what}")),
-        Outcome::NoChanges => (None, "no changes".to_string()),
-        Outcome::Refused(stop) | Outcome::Unverified(stop) | Outcome::Gated(stop) => {
+        UnitOutcome::DryRun(what) => (None, format!("dry run: {what}")),
+        UnitOutcome::NoChanges => (None, "no changes".to_string()),
+        UnitOutcome::Refused(stop) | UnitOutcome::Unverified(stop) | UnitOutcome::Gated(stop) => {
             (Some(stop.status), stop.reason.clone())
         }
-        Outcome::CommandFailed(why) => (Some(Status::Failed), why.clone()),
-        Outcome::InstallFailed(why) => (Some(Status::Failed), format!("{why}; no PR")),
-        Outcome::TestsFailed(why) => (Some(Status::Failed), format!("{why}; no PR")),
+        UnitOutcome::CommandFailed(why) => (Some(Status::Failed), why.clone()),
+        UnitOutcome::InstallFailed(why) => (Some(Status::Failed), format!("{why}; no PR")),
+        UnitOutcome::TestsFailed(why) => (Some(Status::Failed), format!("{why}; no PR")),
     }
 }
 

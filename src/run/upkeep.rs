@@ -15,10 +15,13 @@
 //! the forge's write pacing like them.
 
 mod reached;
-mod rebuild;
+pub(super) mod rebuild;
 
-use super::Worker;
+use super::comment;
+use super::ownership;
+use super::pull_requests;
 use super::record::Record;
+use super::{RunContext, WorkerSlot};
 use crate::changes::{Ecosystem, version};
 use crate::forge::{PullRequest, Target};
 use crate::markdown::code;
@@ -58,180 +61,186 @@ pub(super) fn quoted(text: &str) -> String {
     code(&crate::sink::body_line(text, false))
 }
 
-impl<'a> Worker<'a> {
-    /// Looks after every open PR of Quartermaster's that this run's plan does not name; the
-    /// open PRs it listed, when it could.
-    pub(super) async fn upkeep(
-        &mut self,
-        u: &Upkeep<'_>,
-    ) -> (Vec<UpkeepReport>, Option<Vec<PullRequest>>) {
-        let label = self.settings.bot_label.clone();
-        let open = match self.forge.open_pull_requests(&label).await {
-            Ok(open) => open,
-            Err(e) => {
-                let failed = UpkeepReport::new(None, "", UpkeepAction::Keep)
-                    .finish(Status::Failed, format!("listing the open PRs: {e}"));
-                return (vec![failed], None);
-            }
-        };
-        let landed = landed(u.actions);
-        let named = Named::of(self.plan.plan(), u.actions);
-        let mut reports = Vec::new();
-        for pr in open.clone() {
-            if named.names(&pr) || self.check_owned(&pr).is_err() {
-                continue;
-            }
-            if crate::harden::cancelled().is_some() {
-                break;
-            }
-            let (number, head) = (pr.number, pr.head.clone());
-            self.progress.line(&format!("upkeep: PR #{number} {head}"));
-            if let Some(report) = self.look_after_one(pr, u, &landed).await {
-                self.progress.step(&format!(
-                    "=> {} {}: {}",
-                    report.action.as_str(),
-                    serde_json::to_value(report.status)
-                        .ok()
-                        .and_then(|v| v.as_str().map(String::from))
-                        .unwrap_or_default(),
-                    report.reason
-                ));
-                reports.push(report);
-            }
+/// Looks after every open PR of Quartermaster's that this run's plan does not name; the
+/// open PRs it listed, when it could.
+pub(super) async fn upkeep(
+    run: &RunContext<'_>,
+    slot: &mut WorkerSlot,
+    u: &Upkeep<'_>,
+) -> (Vec<UpkeepReport>, Option<Vec<PullRequest>>) {
+    let label = run.settings.bot_label.clone();
+    let open = match run.forge.open_pull_requests(&label).await {
+        Ok(open) => open,
+        Err(e) => {
+            let failed = UpkeepReport::new(None, "", UpkeepAction::Keep)
+                .finish(Status::Failed, format!("listing the open PRs: {e}"));
+            return (vec![failed], None);
         }
-        (reports, Some(open))
-    }
-
-    async fn look_after_one(
-        &mut self,
-        pr: PullRequest,
-        u: &Upkeep<'_>,
-        landed: &[Landed],
-    ) -> Option<UpkeepReport> {
-        let report = |action| UpkeepReport::new(Some(pr.number), &pr.head, action);
-        match self.human_commits(&pr.head, Some(&pr)).await {
-            Ok(Some(who)) => {
-                return Some(report(UpkeepAction::LeaveAlone).finish(
-                    Status::Skipped,
-                    format!(
-                        "{} has commits by {who}; human edits win, so it was left alone",
-                        pr.head
-                    ),
-                ));
-            }
-            Err(stop) => return Some(report(UpkeepAction::Keep).finish(stop.status, stop.reason)),
-            Ok(None) => {}
+    };
+    let landed = landed(u.actions);
+    let named = Named::of(run.plan.plan(), u.actions);
+    let mut reports = Vec::new();
+    for pr in open.clone() {
+        if named.names(&pr) || ownership::check_owned(run, &pr).is_err() {
+            continue;
         }
-        let Some(record) = Record::read(&pr.body) else {
-            return u.everything.then(|| {
-                report(UpkeepAction::Keep).finish(
-                    Status::Skipped,
-                    "its body holds no build record (an earlier version of Quartermaster opened it)",
-                )
-            });
-        };
-        if let Some(newer) = superseding(&record, landed) {
-            return Some(self.close(pr, Closing::Superseded(newer)).await);
+        if crate::harden::cancelled().is_some() {
+            break;
         }
-        if !u.everything {
-            return None;
-        }
-        Some(self.reach_or_rebuild(pr, &record, u).await)
-    }
-
-    /// Closes a PR whose updates all reached the default branch, or rebuilds one that needs it.
-    async fn reach_or_rebuild(
-        &mut self,
-        pr: PullRequest,
-        record: &Record,
-        u: &Upkeep<'_>,
-    ) -> UpkeepReport {
-        let report = |action| UpkeepReport::new(Some(pr.number), &pr.head, action);
-        match self.reached(record) {
-            Ok(Some(there)) => return self.close(pr, Closing::Reached(there)).await,
-            Ok(None) => {}
-            Err(stop) => return report(UpkeepAction::Close).finish(stop.status, stop.reason),
-        }
-        let why = if u.rebuild.contains(&pr.number) {
-            Ok(Some(
-                "the dependency dashboard asked for a rebuild".to_string(),
-            ))
-        } else {
-            self.stale(&pr, record)
-        };
-        match why {
-            Ok(Some(why)) => self.rebuild(pr, record, &why, u.mission).await,
-            Ok(None) => report(UpkeepAction::Keep).finish(Status::Skipped, "up to date"),
-            Err(stop) => report(UpkeepAction::Rebuild).finish(stop.status, stop.reason),
+        let (number, head) = (pr.number, pr.head.clone());
+        run.progress.line(&format!("upkeep: PR #{number} {head}"));
+        if let Some(report) = look_after_one(run, slot, pr, u, &landed).await {
+            run.progress.step(&format!(
+                "=> {} {}: {}",
+                report.action.as_str(),
+                serde_json::to_value(report.status)
+                    .ok()
+                    .and_then(|v| v.as_str().map(String::from))
+                    .unwrap_or_default(),
+                report.reason
+            ));
+            reports.push(report);
         }
     }
+    (reports, Some(open))
+}
 
-    /// Comments (once), closes the PR and deletes its branch.
-    async fn close(&mut self, pr: PullRequest, closing: Closing) -> UpkeepReport {
-        let default = self.plan.plan().repo_context.default_branch.clone();
-        let (action, text, why, by) = match &closing {
-            Closing::Reached(there) => (
-                UpkeepAction::Close,
-                format!(
-                    "Every update of this PR has reached {} ({there}), so Quartermaster closed it and deleted its branch.",
-                    code(&default)
-                ),
-                format!("its updates reached {default} ({there})"),
-                None,
-            ),
-            Closing::Superseded(newer) => {
-                let by: Vec<String> = newer
-                    .iter()
-                    .map(|(n, package, to)| {
-                        format!("#{n}, which updates {} to {}", quoted(package), quoted(to))
-                    })
-                    .collect();
-                (
-                    UpkeepAction::Supersede,
-                    format!(
-                        "Superseded by {}. Quartermaster closed this PR and deleted its branch.",
-                        by.join("; ")
-                    ),
-                    format!(
-                        "superseded by {}",
-                        newer
-                            .iter()
-                            .map(|(n, ..)| format!("#{n}"))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                    newer.first().map(|(n, ..)| *n),
-                )
-            }
-        };
-        let mut report = UpkeepReport::new(Some(pr.number), &pr.head, action);
-        report.superseded_by = by;
-        if self.settings.dry_run {
-            return report.finish(
+async fn look_after_one(
+    run: &RunContext<'_>,
+    slot: &mut WorkerSlot,
+    pr: PullRequest,
+    u: &Upkeep<'_>,
+    landed: &[Landed],
+) -> Option<UpkeepReport> {
+    let report = |action| UpkeepReport::new(Some(pr.number), &pr.head, action);
+    match ownership::human_commits(run, &pr.head, Some(&pr)).await {
+        Ok(Some(who)) => {
+            return Some(report(UpkeepAction::LeaveAlone).finish(
                 Status::Skipped,
                 format!(
-                    "dry run: would close PR #{} ({why}) and delete {}",
-                    pr.number, pr.head
+                    "{} has commits by {who}; human edits win, so it was left alone",
+                    pr.head
                 ),
-            );
+            ));
         }
-        let mut scratch = ActionReport::new(0, ActionType::CloseMr);
-        let key = format!("upkeep-close\n{}", pr.head);
-        let done = self
-            .own_comment(Target::PullRequest(pr.number), &text, &key, &mut scratch)
-            .await;
-        report.comments = scratch.comments;
-        if let Err(stop) = done {
-            return report.finish(stop.status, stop.reason);
+        Err(stop) => return Some(report(UpkeepAction::Keep).finish(stop.status, stop.reason)),
+        Ok(None) => {}
+    }
+    let Some(record) = Record::read(&pr.body) else {
+        return u.everything.then(|| {
+            report(UpkeepAction::Keep).finish(
+                Status::Skipped,
+                "its body holds no build record (an earlier version of Quartermaster opened it)",
+            )
+        });
+    };
+    if let Some(newer) = superseding(&record, landed) {
+        return Some(close(run, pr, Closing::Superseded(newer)).await);
+    }
+    if !u.everything {
+        return None;
+    }
+    Some(reach_or_rebuild(run, slot, pr, &record, u).await)
+}
+
+/// Closes a PR whose updates all reached the default branch, or rebuilds one that needs it.
+async fn reach_or_rebuild(
+    run: &RunContext<'_>,
+    slot: &mut WorkerSlot,
+    pr: PullRequest,
+    record: &Record,
+    u: &Upkeep<'_>,
+) -> UpkeepReport {
+    let report = |action| UpkeepReport::new(Some(pr.number), &pr.head, action);
+    match reached::reached(run, slot, record) {
+        Ok(Some(there)) => return close(run, pr, Closing::Reached(there)).await,
+        Ok(None) => {}
+        Err(stop) => return report(UpkeepAction::Close).finish(stop.status, stop.reason),
+    }
+    let why = if u.rebuild.contains(&pr.number) {
+        Ok(Some(
+            "the dependency dashboard asked for a rebuild".to_string(),
+        ))
+    } else {
+        rebuild::stale(run, &pr, record)
+    };
+    match why {
+        Ok(Some(why)) => rebuild::rebuild(run, slot, pr, record, &why, u.mission).await,
+        Ok(None) => report(UpkeepAction::Keep).finish(Status::Skipped, "up to date"),
+        Err(stop) => report(UpkeepAction::Rebuild).finish(stop.status, stop.reason),
+    }
+}
+
+/// Comments (once), closes the PR and deletes its branch.
+async fn close(run: &RunContext<'_>, pr: PullRequest, closing: Closing) -> UpkeepReport {
+    let default = run.plan.plan().repo_context.default_branch.clone();
+    let (action, text, why, by) = match &closing {
+        Closing::Reached(there) => (
+            UpkeepAction::Close,
+            format!(
+                "Every update of this PR has reached {} ({there}), so Quartermaster closed it and deleted its branch.",
+                code(&default)
+            ),
+            format!("its updates reached {default} ({there})"),
+            None,
+        ),
+        Closing::Superseded(newer) => {
+            let by: Vec<String> = newer
+                .iter()
+                .map(|(n, package, to)| {
+                    format!("#{n}, which updates {} to {}", quoted(package), quoted(to))
+                })
+                .collect();
+            (
+                UpkeepAction::Supersede,
+                format!(
+                    "Superseded by {}. Quartermaster closed this PR and deleted its branch.",
+                    by.join("; ")
+                ),
+                format!(
+                    "superseded by {}",
+                    newer
+                        .iter()
+                        .map(|(n, ..)| format!("#{n}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                newer.first().map(|(n, ..)| *n),
+            )
         }
-        if let Err(e) = self.forge.close_pull_request(pr.number).await {
-            return report.finish(Status::Failed, format!("closing PR #{}: {e}", pr.number));
-        }
-        let closed = format!("PR #{} closed: {why}", pr.number);
-        match self.delete_pr_branch(&pr.head, &closed) {
-            Ok(deleted) => report.finish(Status::Done, format!("{closed}{deleted}")),
-            Err(stop) => report.finish(stop.status, stop.reason),
-        }
+    };
+    let mut report = UpkeepReport::new(Some(pr.number), &pr.head, action);
+    report.superseded_by = by;
+    if run.settings.dry_run {
+        return report.finish(
+            Status::Skipped,
+            format!(
+                "dry run: would close PR #{} ({why}) and delete {}",
+                pr.number, pr.head
+            ),
+        );
+    }
+    let mut scratch = ActionReport::new(0, ActionType::CloseMr);
+    let key = format!("upkeep-close\n{}", pr.head);
+    let done = comment::own_comment(
+        run,
+        Target::PullRequest(pr.number),
+        &text,
+        &key,
+        &mut scratch,
+    )
+    .await;
+    report.comments = scratch.comments;
+    if let Err(stop) = done {
+        return report.finish(stop.status, stop.reason);
+    }
+    if let Err(e) = run.forge.close_pull_request(pr.number).await {
+        return report.finish(Status::Failed, format!("closing PR #{}: {e}", pr.number));
+    }
+    let closed = format!("PR #{} closed: {why}", pr.number);
+    match pull_requests::delete_pr_branch(run, &pr.head, &closed) {
+        Ok(deleted) => report.finish(Status::Done, format!("{closed}{deleted}")),
+        Err(stop) => report.finish(stop.status, stop.reason),
     }
 }
 

@@ -2,118 +2,111 @@
 //! manifests before and after them and checked against the updates the plan declared. A unit is
 //! only published as what its lock files show.
 
-use super::Worker;
+use super::RunContext;
 use super::stop::Stop;
-use super::unit::Unit;
+use super::unit::BranchUnit;
 use crate::changes::{self, ChangesError, Code, DeclaredUpdate, Snapshot, Trust, Verdict};
 use crate::git::Workspace;
 use crate::sandbox::ToolConfig;
 use std::collections::BTreeSet;
 use std::path::Path;
 
-impl Worker<'_> {
-    /// The dependency state of the working directory before the unit's commands, for their
-    /// ecosystems. A lock file of another ecosystem where theirs is missing means the plan names
-    /// the wrong ecosystem.
-    pub(super) fn snapshot_before(
-        &self,
-        unit: &Unit<'_>,
-        workspace: &Workspace,
-        dir: &Path,
-    ) -> Result<Snapshot, Stop> {
-        self.read_state(unit, workspace, dir)?.map_err(|e| match e {
-            ChangesError::OtherEcosystem { .. } => {
-                Stop::failed(format!("[{}] {e}; nothing ran", Code::EcosystemMismatch))
-            }
-            e => unreadable(&e),
-        })
-    }
-
-    /// The dependency state of the working directory now, for the ecosystems of the unit's
-    /// commands.
-    pub(super) fn snapshot(
-        &self,
-        unit: &Unit<'_>,
-        workspace: &Workspace,
-        dir: &Path,
-    ) -> Result<Snapshot, Stop> {
-        self.read_state(unit, workspace, dir)?
-            .map_err(|e| unreadable(&e))
-    }
-
-    fn read_state(
-        &self,
-        unit: &Unit<'_>,
-        workspace: &Workspace,
-        dir: &Path,
-    ) -> Result<Result<Snapshot, ChangesError>, Stop> {
-        let ecosystems: BTreeSet<&str> =
-            unit.commands.iter().map(|m| m.ecosystem.as_str()).collect();
-        let ecosystems: Vec<&str> = ecosystems.into_iter().collect();
-        Ok(changes::snapshot(
-            &canonical_root(workspace)?,
-            dir,
-            &ecosystems,
-        ))
-    }
-
-    /// What changed between `before` and now, checked against the unit's declared updates; the
-    /// difference it checked; and the snapshot of now, with the bytes it read.
-    pub(super) fn verify(
-        &self,
-        unit: &Unit<'_>,
-        before: &Snapshot,
-        workspace: &Workspace,
-        dir: &Path,
-    ) -> Result<(Verdict, changes::Diff, Snapshot), Stop> {
-        let after = self.snapshot(unit, workspace, dir)?;
-        let declared: Vec<DeclaredUpdate> = unit
-            .updates
-            .iter()
-            .map(|u| DeclaredUpdate {
-                package: u.package.clone(),
-                from: u.from.clone(),
-                to: u.to.clone(),
-                update_type: u.update_type,
-            })
-            .collect();
-        let diff = changes::diff(before, &after);
-        let verdict = changes::check(&diff, &declared, &self.trust(workspace, dir)?);
-        for finding in verdict.findings.iter().filter(|f| !f.blocking) {
-            self.progress
-                .step(&format!("note [{}]: {}", finding.code, finding.message));
+/// The dependency state of the working directory before the unit's commands, for their
+/// ecosystems. A lock file of another ecosystem where theirs is missing means the plan names
+/// the wrong ecosystem.
+pub(super) fn snapshot_before(
+    unit: &BranchUnit<'_>,
+    workspace: &Workspace,
+    dir: &Path,
+) -> Result<Snapshot, Stop> {
+    read_state(unit, workspace, dir)?.map_err(|e| match e {
+        ChangesError::OtherEcosystem { .. } => {
+            Stop::failed(format!("[{}] {e}; nothing ran", Code::EcosystemMismatch))
         }
-        Ok((verdict, diff, after))
-    }
+        e => unreadable(&e),
+    })
+}
 
-    /// Where this unit's lock files may newly resolve from: besides the hosts the operator
-    /// allows, the registries the unit's configuration names (read from the workspace, whose
-    /// configuration files no command may change, and the operator's seeded files).
-    fn trust(&self, workspace: &Workspace, dir: &Path) -> Result<Trust, Stop> {
-        let seed = |tool: ToolConfig| {
-            let seeds = &self.sandbox.config.seeds;
-            seeds
-                .iter()
-                .find(|s| s.tool == tool)
-                .map(|s| s.source.as_path())
-        };
-        let config = changes::Configuration {
-            env: &self.settings.child_env,
-            npmrc: seed(ToolConfig::Npmrc),
-            yarnrc_yml: seed(ToolConfig::YarnrcYml),
-        };
-        let root = canonical_root(workspace)?;
-        let configured = changes::configured_registries(&root, dir, &config).map_err(|e| {
-            Stop::failed(format!(
-                "{}: cannot read the registry configuration: {e}",
-                e.code()
-            ))
-        })?;
-        Ok(Trust {
-            hosts: self.settings.registry_hosts.clone(),
-            configured,
+/// The dependency state of the working directory now, for the ecosystems of the unit's
+/// commands.
+pub(super) fn snapshot(
+    unit: &BranchUnit<'_>,
+    workspace: &Workspace,
+    dir: &Path,
+) -> Result<Snapshot, Stop> {
+    read_state(unit, workspace, dir)?.map_err(|e| unreadable(&e))
+}
+
+fn read_state(
+    unit: &BranchUnit<'_>,
+    workspace: &Workspace,
+    dir: &Path,
+) -> Result<Result<Snapshot, ChangesError>, Stop> {
+    let ecosystems: BTreeSet<&str> = unit.commands.iter().map(|m| m.ecosystem.as_str()).collect();
+    let ecosystems: Vec<&str> = ecosystems.into_iter().collect();
+    Ok(changes::snapshot(
+        &canonical_root(workspace)?,
+        dir,
+        &ecosystems,
+    ))
+}
+
+/// What changed between `before` and now, checked against the unit's declared updates; the
+/// difference it checked; and the snapshot of now, with the bytes it read.
+pub(super) fn verify(
+    run: &RunContext<'_>,
+    unit: &BranchUnit<'_>,
+    before: &Snapshot,
+    workspace: &Workspace,
+    dir: &Path,
+) -> Result<(Verdict, changes::Diff, Snapshot), Stop> {
+    let after = snapshot(unit, workspace, dir)?;
+    let declared: Vec<DeclaredUpdate> = unit
+        .updates
+        .iter()
+        .map(|u| DeclaredUpdate {
+            package: u.package.clone(),
+            from: u.from.clone(),
+            to: u.to.clone(),
+            update_type: u.update_type,
         })
+        .collect();
+    let diff = changes::diff(before, &after);
+    let verdict = changes::check(&diff, &declared, &trust(run, workspace, dir)?);
+    for finding in verdict.findings.iter().filter(|f| !f.blocking) {
+        run.progress
+            .step(&format!("note [{}]: {}", finding.code, finding.message));
     }
+    Ok((verdict, diff, after))
+}
+
+/// Where this unit's lock files may newly resolve from: besides the hosts the operator
+/// allows, the registries the unit's configuration names (read from the workspace, whose
+/// configuration files no command may change, and the operator's seeded files).
+fn trust(run: &RunContext<'_>, workspace: &Workspace, dir: &Path) -> Result<Trust, Stop> {
+    let seed = |tool: ToolConfig| {
+        let seeds = &run.sandbox.config.seeds;
+        seeds
+            .iter()
+            .find(|s| s.tool == tool)
+            .map(|s| s.source.as_path())
+    };
+    let config = changes::Configuration {
+        env: &run.settings.child_env,
+        npmrc: seed(ToolConfig::Npmrc),
+        yarnrc_yml: seed(ToolConfig::YarnrcYml),
+    };
+    let root = canonical_root(workspace)?;
+    let configured = changes::configured_registries(&root, dir, &config).map_err(|e| {
+        Stop::failed(format!(
+            "{}: cannot read the registry configuration: {e}",
+            e.code()
+        ))
+    })?;
+    Ok(Trust {
+        hosts: run.settings.registry_hosts.clone(),
+        configured,
+    })
 }
 
 /// The workspace's root with every link resolved, as the readers need it.

@@ -59,7 +59,7 @@ pub fn resolver_warnings(output: &str) -> Vec<String> {
     let mut found = Vec::new();
     let mut i = 0;
     while i < lines.len() && found.len() < MAX_WARNINGS {
-        let Some(kind) = Kind::of(lines[i]) else {
+        let Some(kind) = WarningKind::of(lines[i]) else {
             i += 1;
             continue;
         };
@@ -77,7 +77,7 @@ pub fn resolver_warnings(output: &str) -> Vec<String> {
 
 /// How a warning starts, and so where it ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
+enum WarningKind {
     /// npm's `npm warn ERESOLVE ...`, followed by its explanation on more `npm warn` lines.
     Npm,
     /// pnpm's `WARN  Issues with peer dependencies found`, followed by a tree.
@@ -88,18 +88,18 @@ enum Kind {
     Line,
 }
 
-impl Kind {
-    fn of(line: &str) -> Option<Kind> {
+impl WarningKind {
+    fn of(line: &str) -> Option<WarningKind> {
         let content = npm_warning(line);
         if content.is_some_and(|c| c.starts_with("ERESOLVE") || c.contains("requires a peer of")) {
-            return Some(Kind::Npm);
+            return Some(WarningKind::Npm);
         }
         if line.contains("WARN") && line.contains("Issues with peer dependencies found") {
-            return Some(Kind::PnpmPeers);
+            return Some(WarningKind::PnpmPeers);
         }
         if line.starts_with("ERROR: pip's dependency resolver does not currently take into account")
         {
-            return Some(Kind::PipConflicts);
+            return Some(WarningKind::PipConflicts);
         }
         let single = [
             "has unmet peer dependency",
@@ -113,20 +113,20 @@ impl Kind {
         single
             .iter()
             .any(|s| line.contains(s))
-            .then_some(Kind::Line)
+            .then_some(WarningKind::Line)
     }
 
     /// Where the warning starting at `start` ends (exclusive).
     fn end(self, lines: &[&str], start: usize) -> usize {
         let rest = lines.iter().enumerate().skip(start + 1);
         let stop = match self {
-            Kind::Line => return start + 1,
+            WarningKind::Line => return start + 1,
             // Until a line that is no npm warning, or one that starts another warning.
-            Kind::Npm => rest
+            WarningKind::Npm => rest
                 .take_while(|(_, l)| npm_warning(l).is_some_and(|c| !starts_npm_warning(c)))
                 .last(),
-            Kind::PnpmPeers => rest.take_while(|(_, l)| !l.trim().is_empty()).last(),
-            Kind::PipConflicts => rest
+            WarningKind::PnpmPeers => rest.take_while(|(_, l)| !l.trim().is_empty()).last(),
+            WarningKind::PipConflicts => rest
                 .take_while(|(_, l)| l.contains(" requires ") || l.contains(" has requirement "))
                 .last(),
         };

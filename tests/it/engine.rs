@@ -162,7 +162,7 @@ fn the_engine_never_reads_a_command_string_again() {
     let progress = Progress::to(|_| {});
     let split = splits_on_this_thread();
     let engine = Engine::new(&plan, &forge, &settings, &progress, &sandbox);
-    let reports = engine.run(runtime.handle()).actions;
+    let reports = engine.execute(runtime.handle()).actions;
     assert_eq!(splits_on_this_thread(), split, "the engine split a command");
     assert_eq!(reports[0].status, Status::Done, "{}", reports[0].reason);
     assert_eq!(reports[0].pull_requests[0].operation, Operation::Created);
@@ -244,7 +244,7 @@ fn opened_under(policy: &str) -> Vec<serde_json::Value> {
     let settings = settings_under(scratch.path(), &osv.url, &runtime, policy);
     let sandbox = sandbox(&settings);
     let progress = Progress::to(|_| {});
-    let ran = Engine::new(&plan, &forge, &settings, &progress, &sandbox).run(runtime.handle());
+    let ran = Engine::new(&plan, &forge, &settings, &progress, &sandbox).execute(runtime.handle());
     for a in &ran.actions {
         assert_eq!(a.status, Status::Done, "{}", a.reason);
     }

@@ -82,7 +82,7 @@ fn the_dashboard_lists_open_prs_and_what_went_wrong() {
         Status::Failed,
         "`main` changed `Cargo.lock`; the rebuild failed: `cargo test` failed",
     );
-    let body = View {
+    let body = DashboardView {
         open: &open,
         actions: &actions,
         records: &records,

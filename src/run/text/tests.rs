@@ -100,7 +100,7 @@ fn a_long_description_is_cut_so_that_the_table_and_marker_survive() {
 #[test]
 fn commit_messages_list_the_facts_on_one_title_line() {
     let u = update("greeting", "1.0.0", "1.0.2");
-    let unit = Unit {
+    let unit = BranchUnit {
         branch: "quartermaster/x--greeting".into(),
         title: "chore: bump\nmore [skip ci] fixes #3".into(),
         split: None,
@@ -124,7 +124,7 @@ fn commit_messages_list_the_facts_on_one_title_line() {
 #[test]
 fn lock_file_text_is_neutralised_like_plan_text() {
     let u = update("@types/node", "20.1.0", "20.2.0");
-    let unit = Unit {
+    let unit = BranchUnit {
         branch: "quartermaster/x--types-node".into(),
         title: "chore: bump types".into(),
         split: Some(Split {
@@ -187,7 +187,7 @@ fn a_rewritten_lock_format_gets_one_line_after_the_table_and_in_the_commit() {
         "{pr}"
     );
     let u = update("click", "8.3.2", "8.3.3");
-    let unit = Unit {
+    let unit = BranchUnit {
         branch: "quartermaster/click".into(),
         title: "chore: bump click".into(),
         split: None,
@@ -290,7 +290,7 @@ fn a_split_pr_speaks_of_its_own_update_and_why_it_was_split() {
             "the batch failed its tests (`cargo test` failed: exit code 101)".into(),
         ),
     };
-    let unit = Unit {
+    let unit = BranchUnit {
         branch: "quartermaster/deps--anyhow".into(),
         title: "chore(deps): update anyhow, regex, rayon and console".into(),
         split: Some(split.clone()),
@@ -346,7 +346,7 @@ fn a_split_pr_speaks_of_its_own_update_and_why_it_was_split() {
     );
     insta::assert_snapshot!("split_body", body);
     insta::assert_snapshot!("split_commit_message", commit_message(&unit, &facts, false));
-    let individual = Unit {
+    let individual = BranchUnit {
         split: Some(Split {
             batch_failed: None,
             ..split

@@ -37,8 +37,8 @@ fn create_mr(packages: &[&str], strategy: FallbackStrategy) -> CreateMr {
     }
 }
 
-fn landed(number: u64) -> Outcome {
-    Outcome::Landed(PullRequestRef {
+fn landed(number: u64) -> UnitOutcome {
+    UnitOutcome::Landed(PullRequestRef {
         number,
         url: String::new(),
         branch: String::new(),
@@ -69,12 +69,12 @@ fn splits_keep_the_commands_of_their_package_and_the_shared_ones() {
 fn a_split_batch_is_explained_by_its_splits() {
     let a = create_mr(&["a", "b"], FallbackStrategy::IndividualOnFailure);
     let commands = [command(Some("a")), command(Some("b"))];
-    let mut results = vec![(batch(&a, &commands), Outcome::TestsFailed("red".into()))];
+    let mut results = vec![(batch(&a, &commands), UnitOutcome::TestsFailed("red".into()))];
     let mut splits = split(&a, &commands, Some("red".into())).into_iter();
     results.push((splits.next().unwrap(), landed(7)));
     results.push((
         splits.next().unwrap(),
-        Outcome::TestsFailed("`npm test` failed".into()),
+        UnitOutcome::TestsFailed("`npm test` failed".into()),
     ));
     let (status, reason) = conclude(&results, FallbackStrategy::IndividualOnFailure);
     assert_eq!(status, Status::Partial);
@@ -90,13 +90,16 @@ fn statuses_rank_failure_over_refusal_over_success_over_skip_and_some_landed_is_
     let unit = || batch(&a, &[]);
     let one = |o| conclude(&[(unit(), o)], FallbackStrategy::Batch);
     assert_eq!(
-        one(Outcome::NoChanges),
+        one(UnitOutcome::NoChanges),
         (Status::Skipped, "no changes".into())
     );
     assert_eq!(one(landed(3)).0, Status::Done);
-    assert_eq!(one(Outcome::Refused(Stop::denied("no"))).0, Status::Denied);
+    assert_eq!(
+        one(UnitOutcome::Refused(Stop::denied("no"))).0,
+        Status::Denied
+    );
     let results = [
-        (unit(), Outcome::Refused(Stop::denied("human edits"))),
+        (unit(), UnitOutcome::Refused(Stop::denied("human edits"))),
         (unit(), landed(4)),
     ];
     assert_eq!(
@@ -104,8 +107,8 @@ fn statuses_rank_failure_over_refusal_over_success_over_skip_and_some_landed_is_
         Status::Partial
     );
     let results = [
-        (unit(), Outcome::Refused(Stop::denied("human edits"))),
-        (unit(), Outcome::TestsFailed("red".into())),
+        (unit(), UnitOutcome::Refused(Stop::denied("human edits"))),
+        (unit(), UnitOutcome::TestsFailed("red".into())),
     ];
     assert_eq!(
         conclude(&results, FallbackStrategy::Individual).0,
@@ -117,7 +120,7 @@ fn statuses_rank_failure_over_refusal_over_success_over_skip_and_some_landed_is_
 fn the_last_unit_carrying_an_update_decides_its_fate() {
     let a = create_mr(&["a", "b"], FallbackStrategy::IndividualOnFailure);
     let commands = [command(Some("a")), command(Some("b"))];
-    let mut results = vec![(batch(&a, &commands), Outcome::TestsFailed("red".into()))];
+    let mut results = vec![(batch(&a, &commands), UnitOutcome::TestsFailed("red".into()))];
     let mut splits = split(&a, &commands, Some("red".into())).into_iter();
     results.push((splits.next().unwrap(), landed(9)));
     let mut report = ActionReport::new(0, ActionType::CreateMr);
@@ -200,23 +203,25 @@ fn a_split_title_keeps_the_conventional_prefix_and_states_the_lock() {
 fn fates_say_what_became_of_a_unit() {
     assert_eq!(fate(&landed(3)), "tests passed; PR #3");
     assert_eq!(
-        fate(&Outcome::TestsFailed(
+        fate(&UnitOutcome::TestsFailed(
             "`cargo test` failed: exit code 101".into()
         )),
         "failed its tests: `cargo test` failed: exit code 101; no PR"
     );
     assert_eq!(
-        fate(&Outcome::Unverified(Stop::denied("[change.x] y"))),
+        fate(&UnitOutcome::Unverified(Stop::denied("[change.x] y"))),
         "denied: [change.x] y; no PR"
     );
     assert_eq!(
-        batch_failed(&Outcome::CommandFailed("`x` failed: exit code 1".into())),
+        batch_failed(&UnitOutcome::CommandFailed(
+            "`x` failed: exit code 1".into()
+        )),
         "a command failed on the batch (`x` failed: exit code 1)"
     );
     let undeclared =
         "[change.undeclared_dependency] `regex-automata` is a direct dependency that changed";
     assert_eq!(
-        batch_failed(&Outcome::Unverified(Stop::denied(undeclared))),
+        batch_failed(&UnitOutcome::Unverified(Stop::denied(undeclared))),
         format!("the verification of the batch's changes refused them ({undeclared})")
     );
 }

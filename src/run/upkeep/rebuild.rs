@@ -3,9 +3,11 @@
 //! `create_mr`), validated against the mission like any plan, and run by the code that runs a
 //! plan's action, so a rebuild is re-verified and re-tested exactly like a new unit.
 
-use super::super::Worker;
+use super::super::comment;
+use super::super::git_state;
 use super::super::record::Record;
 use super::super::stop::Stop;
+use super::super::{RunContext, WorkerSlot, create_mr, update_mr};
 use super::quoted;
 use crate::forge::{PullRequest, Target};
 use crate::markdown::code;
@@ -19,156 +21,159 @@ use serde_json::{Value, json};
 const RETRIED: &str =
     "Retried from the dependency dashboard, from the build Quartermaster recorded when it failed.";
 
-impl<'a> Worker<'a> {
-    /// Why the PR must be rebuilt on the default branch's tip, if it must: it conflicts with
-    /// it, or the default branch changed the dependency files of its ecosystems since its base.
-    pub(in crate::run) fn stale(
-        &self,
-        pr: &PullRequest,
-        record: &Record,
-    ) -> Result<Option<String>, Stop> {
-        let default = code(&self.plan.plan().repo_context.default_branch);
-        let git = self.git()?;
-        let tip = *git
-            .heads
-            .get(&pr.head)
-            .ok_or_else(|| Stop::failed(format!("its branch {} no longer exists", pr.head)))?;
-        let base = match git.mirror.commit_info(tip)?.parents.as_slice() {
-            [base] => *base,
-            _ => return Ok(Some(format!("its branch is not one commit on {default}"))),
-        };
-        if base == git.default_tip {
-            return Ok(None);
-        }
-        // The base's tree is needed too, where history is fetched shallow.
-        git.mirror.fetch_deep(&[pr.head.as_str()], 2)?;
-        let compared = git.mirror.compare(base, git.default_tip, tip)?;
-        drop(git);
-        let list = |files: &[String]| files.iter().map(|f| code(f)).collect::<Vec<_>>().join(", ");
-        if !compared.conflicts.is_empty() {
-            return Ok(Some(format!(
-                "it conflicts with {default} in {}",
-                list(&compared.conflicts)
-            )));
-        }
-        let ecosystems = || record.ecosystems.iter().map(String::as_str);
-        let changed: Vec<String> = compared
-            .changed_since
-            .into_iter()
-            .filter(|f| self.plan.files().owns(ecosystems(), f))
-            .collect();
-        Ok((!changed.is_empty()).then(|| {
-            format!(
-                "{default} changed {} since it was built, so its lock no longer applies",
-                list(&changed)
-            )
-        }))
+/// Why the PR must be rebuilt on the default branch's tip, if it must: it conflicts with
+/// it, or the default branch changed the dependency files of its ecosystems since its base.
+pub(in crate::run) fn stale(
+    run: &RunContext<'_>,
+    pr: &PullRequest,
+    record: &Record,
+) -> Result<Option<String>, Stop> {
+    let default = code(&run.plan.plan().repo_context.default_branch);
+    let git = git_state::lock(run)?;
+    let tip = *git
+        .heads
+        .get(&pr.head)
+        .ok_or_else(|| Stop::failed(format!("its branch {} no longer exists", pr.head)))?;
+    let base = match git.mirror.commit_info(tip)?.parents.as_slice() {
+        [base] => *base,
+        _ => return Ok(Some(format!("its branch is not one commit on {default}"))),
+    };
+    if base == git.default_tip {
+        return Ok(None);
     }
-
-    /// Rebuilds the PR on the default branch's tip from its record; a failure is said on the PR,
-    /// which stays as it was.
-    pub(in crate::run) async fn rebuild(
-        &mut self,
-        pr: PullRequest,
-        record: &Record,
-        why: &str,
-        mission: &Mission,
-    ) -> UpkeepReport {
-        let mut report = UpkeepReport::new(Some(pr.number), &pr.head, UpkeepAction::Rebuild);
-        let plan = match validated(
-            &rebuild_plan(self.plan.plan(), &pr, record),
-            record,
-            mission,
-        ) {
-            Ok(plan) => plan,
-            Err(stop) => return report.finish(stop.status, format!("{why}, but {}", stop.reason)),
-        };
-        let Some(Step::UpdateMr(a, recipe)) = plan.step(0) else {
-            return report.finish(Status::Failed, "the rebuild plan holds no update_mr");
-        };
-        let mut scratch = ActionReport::new(0, ActionType::UpdateMr);
-        let mut worker = self.lend(&plan);
-        let done = worker.update_mr(a, recipe, &mut scratch).await;
-        self.workspace = worker.workspace.take();
-        report.commands = std::mem::take(&mut scratch.commands);
-        report.test = scratch.test.take();
-        let default = code(&self.plan.plan().repo_context.default_branch);
-        match done {
-            Ok((status, reason)) => {
-                report.comments = scratch.comments;
-                report.finish(status, format!("{why}; rebuilt on {default}: {reason}"))
-            }
-            Err(stop) => {
-                if stop.status == Status::Failed && !self.settings.dry_run {
-                    let left = format!("; PR #{} was left as it was", pr.number);
-                    let text = format!(
-                        "Quartermaster could not rebuild this PR on {default} ({why}): {}. The PR was left as it was.",
-                        crate::sink::body_line(stop.reason.trim_end_matches(&left), false)
-                    );
-                    let tip = self
-                        .git()
-                        .map(|g| g.default_tip.to_string())
-                        .unwrap_or_default();
-                    let key = format!("upkeep-rebuild-failed\n{tip}\n{}", stop.reason);
-                    let target = Target::PullRequest(pr.number);
-                    if let Err(e) = self.own_comment(target, &text, &key, &mut scratch).await {
-                        tracing::warn!("commenting on PR #{}: {}", pr.number, e.reason);
-                    }
-                }
-                report.comments = scratch.comments;
-                report.finish(
-                    stop.status,
-                    format!("{why}; the rebuild failed: {}", stop.reason),
-                )
-            }
-        }
+    // The base's tree is needed too, where history is fetched shallow.
+    git.mirror.fetch_deep(&[pr.head.as_str()], 2)?;
+    let compared = git.mirror.compare(base, git.default_tip, tip)?;
+    drop(git);
+    let list = |files: &[String]| files.iter().map(|f| code(f)).collect::<Vec<_>>().join(", ");
+    if !compared.conflicts.is_empty() {
+        return Ok(Some(format!(
+            "it conflicts with {default} in {}",
+            list(&compared.conflicts)
+        )));
     }
-
-    /// Builds again an update that failed, from the record the dashboard kept of it.
-    pub(in crate::run) async fn retry(
-        &mut self,
-        record: &Record,
-        mission: &Mission,
-    ) -> UpkeepReport {
-        let report = |pr| UpkeepReport::new(pr, &record.branch, UpkeepAction::Retry);
-        let plan = match validated(&retry_plan(self.plan.plan(), record), record, mission) {
-            Ok(plan) => plan,
-            Err(stop) => return report(None).finish(stop.status, stop.reason),
-        };
-        let Some(Step::CreateMr(a, recipe)) = plan.step(0) else {
-            return report(None).finish(Status::Failed, "the retry plan holds no create_mr");
-        };
-        let mut scratch = ActionReport::new(0, ActionType::CreateMr);
-        let mut worker = self.lend(&plan);
-        let done = worker.create_mr(a, recipe, &mut scratch).await;
-        self.workspace = worker.workspace.take();
-        let mut out = report(scratch.pull_requests.first().map(|p| p.number));
-        out.commands = scratch.commands;
-        out.test = scratch.test;
-        let (status, reason) = done.unwrap_or_else(|stop| (stop.status, stop.reason));
-        out.finish(
-            status,
-            format!("retried as the dependency dashboard asked: {reason}"),
+    let ecosystems = || record.ecosystems.iter().map(String::as_str);
+    let changed: Vec<String> = compared
+        .changed_since
+        .into_iter()
+        .filter(|f| run.plan.files().owns(ecosystems(), f))
+        .collect();
+    Ok((!changed.is_empty()).then(|| {
+        format!(
+            "{default} changed {} since it was built, so its lock no longer applies",
+            list(&changed)
         )
-    }
+    }))
+}
 
-    /// A worker for a one-action plan, on this worker's slot and workspace (given back after).
-    fn lend<'p>(&mut self, plan: &'p ValidatedPlan) -> Worker<'p>
-    where
-        'a: 'p,
-    {
-        Worker {
-            plan,
-            forge: self.forge,
-            settings: self.settings,
-            progress: self.progress.scoped(false),
-            sandbox: self.sandbox,
-            git: self.git,
-            slot: self.slot,
-            workspace: self.workspace.take(),
-            force_build: true,
+/// Rebuilds the PR on the default branch's tip from its record; a failure is said on the PR,
+/// which stays as it was.
+pub(in crate::run) async fn rebuild(
+    run: &RunContext<'_>,
+    slot: &mut WorkerSlot,
+    pr: PullRequest,
+    record: &Record,
+    why: &str,
+    mission: &Mission,
+) -> UpkeepReport {
+    let mut report = UpkeepReport::new(Some(pr.number), &pr.head, UpkeepAction::Rebuild);
+    let plan = match validated(&rebuild_plan(run.plan.plan(), &pr, record), record, mission) {
+        Ok(plan) => plan,
+        Err(stop) => return report.finish(stop.status, format!("{why}, but {}", stop.reason)),
+    };
+    let Some(Step::UpdateMr(a, recipe)) = plan.step(0) else {
+        return report.finish(Status::Failed, "the rebuild plan holds no update_mr");
+    };
+    let mut scratch = ActionReport::new(0, ActionType::UpdateMr);
+    let (lent, mut lent_slot) = lend(run, slot, &plan);
+    let done = update_mr::update_mr(&lent, &mut lent_slot, a, recipe, &mut scratch).await;
+    slot.workspace = lent_slot.workspace.take();
+    report.commands = std::mem::take(&mut scratch.commands);
+    report.test = scratch.test.take();
+    let default = code(&run.plan.plan().repo_context.default_branch);
+    match done {
+        Ok((status, reason)) => {
+            report.comments = scratch.comments;
+            report.finish(status, format!("{why}; rebuilt on {default}: {reason}"))
+        }
+        Err(stop) => {
+            if stop.status == Status::Failed && !run.settings.dry_run {
+                let left = format!("; PR #{} was left as it was", pr.number);
+                let text = format!(
+                    "Quartermaster could not rebuild this PR on {default} ({why}): {}. The PR was left as it was.",
+                    crate::sink::body_line(stop.reason.trim_end_matches(&left), false)
+                );
+                let tip = git_state::lock(run)
+                    .map(|g| g.default_tip.to_string())
+                    .unwrap_or_default();
+                let key = format!("upkeep-rebuild-failed\n{tip}\n{}", stop.reason);
+                let target = Target::PullRequest(pr.number);
+                if let Err(e) = comment::own_comment(run, target, &text, &key, &mut scratch).await {
+                    tracing::warn!("commenting on PR #{}: {}", pr.number, e.reason);
+                }
+            }
+            report.comments = scratch.comments;
+            report.finish(
+                stop.status,
+                format!("{why}; the rebuild failed: {}", stop.reason),
+            )
         }
     }
+}
+
+/// Builds again an update that failed, from the record the dashboard kept of it.
+pub(in crate::run) async fn retry(
+    run: &RunContext<'_>,
+    slot: &mut WorkerSlot,
+    record: &Record,
+    mission: &Mission,
+) -> UpkeepReport {
+    let report = |pr| UpkeepReport::new(pr, &record.branch, UpkeepAction::Retry);
+    let plan = match validated(&retry_plan(run.plan.plan(), record), record, mission) {
+        Ok(plan) => plan,
+        Err(stop) => return report(None).finish(stop.status, stop.reason),
+    };
+    let Some(Step::CreateMr(a, recipe)) = plan.step(0) else {
+        return report(None).finish(Status::Failed, "the retry plan holds no create_mr");
+    };
+    let mut scratch = ActionReport::new(0, ActionType::CreateMr);
+    let (lent, mut lent_slot) = lend(run, slot, &plan);
+    let done = create_mr::create_mr(&lent, &mut lent_slot, a, recipe, &mut scratch).await;
+    slot.workspace = lent_slot.workspace.take();
+    let mut out = report(scratch.pull_requests.first().map(|p| p.number));
+    out.commands = scratch.commands;
+    out.test = scratch.test;
+    let (status, reason) = done.unwrap_or_else(|stop| (stop.status, stop.reason));
+    out.finish(
+        status,
+        format!("retried as the dependency dashboard asked: {reason}"),
+    )
+}
+
+/// The contexts of a one-action plan, on this worker's slot and workspace (given back after).
+fn lend<'a, 'p>(
+    run: &RunContext<'a>,
+    slot: &mut WorkerSlot,
+    plan: &'p ValidatedPlan,
+) -> (RunContext<'p>, WorkerSlot)
+where
+    'a: 'p,
+{
+    (
+        RunContext {
+            plan,
+            forge: run.forge,
+            settings: run.settings,
+            progress: run.progress.scoped(false),
+            sandbox: run.sandbox,
+            git: run.git,
+        },
+        WorkerSlot {
+            number: slot.number,
+            workspace: slot.workspace.take(),
+            force_build: true,
+        },
+    )
 }
 
 /// The record's plan, if the mission allows it: the record comes back from text anyone with

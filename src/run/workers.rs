@@ -4,7 +4,7 @@
 //! file never overlap, and the reports come back in plan order whatever finished first.
 
 use super::turn::InTurn;
-use super::{Engine, Worker};
+use super::{Engine, RunContext, WorkerSlot};
 use crate::plan::Action;
 use crate::report::ActionReport;
 use crate::schedule::{Scheduler, plan_keys};
@@ -70,7 +70,10 @@ fn builds(action: &Action) -> bool {
 }
 
 /// Runs the engine's actions on its workers and returns their reports in plan order.
-pub(super) fn run(engine: &Engine<'_>, runtime: &tokio::runtime::Handle) -> Vec<ActionReport> {
+pub(super) fn execute_actions(
+    engine: &Engine<'_>,
+    runtime: &tokio::runtime::Handle,
+) -> Vec<ActionReport> {
     let count = engine.plan.plan().actions.len();
     let indices: Vec<usize> = (0..count)
         .filter(|&i| engine.only.is_none_or(|only| only.contains(i)))
@@ -91,17 +94,15 @@ pub(super) fn run(engine: &Engine<'_>, runtime: &tokio::runtime::Handle) -> Vec<
     };
     let work = |slot: usize| {
         let forge = InTurn::new(engine.forge, &board);
-        let mut worker = Worker {
+        let run = RunContext {
             plan: engine.plan,
             forge: &forge,
             settings: engine.settings,
             progress: engine.progress.scoped(workers > 1),
             sandbox: engine.sandbox,
             git: &engine.git,
-            slot: u32::try_from(slot).unwrap_or(u32::MAX),
-            workspace: None,
-            force_build: false,
         };
+        let mut slot = WorkerSlot::new(u32::try_from(slot).unwrap_or(u32::MAX));
         while let Some(position) = board.next() {
             let index = indices[position];
             forge.set_position(position);
@@ -109,7 +110,8 @@ pub(super) fn run(engine: &Engine<'_>, runtime: &tokio::runtime::Handle) -> Vec<
             if !builds(&engine.plan.plan().actions[index]) {
                 board.await_turn(position);
             }
-            let report = runtime.block_on(worker.action(index, board.started));
+            let report =
+                runtime.block_on(super::execute_action(&run, &mut slot, index, board.started));
             board.finish(position, report);
         }
     };
