@@ -75,7 +75,7 @@ fn serial(files: usize) {
     if trace {
         run.stderr
             .lines()
-            .filter(|l| l.contains("quartermaster::run") || l.starts_with('['))
+            .filter(|l| l.contains("quartermaster::engine") || l.starts_with('['))
             .for_each(|l| println!("  {l}"));
     }
     let each: Vec<u64> = (0..8).map(|i| overhead(run.action(i))).collect();

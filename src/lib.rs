@@ -2,7 +2,7 @@
 //!
 //! An agent writes a JSON [`plan`]; Quartermaster [`validate`]s it against a [`mission`]'s typed
 //! allowlists and runs nothing unless every rule holds. Data flows one way: [`config`] (inputs)
-//! → [`validate::ValidatedPlan`] → [`run`] (the engine, over [`git`], [`process`] and a [`forge`])
+//! → [`validate::ValidatedPlan`] → [`engine`] (over [`git`], [`process`] and a [`forge`])
 //! → [`report`] → [`ci`] outputs; [`app`] strings one run together and [`cli`] is the command line.
 //! [`schedule`] holds the lock keys that say which actions may run at once; [`scale`] cuts a plan
 //! into CI shards or a pangolin run along them, and merges the shards' reports.
@@ -15,6 +15,7 @@ pub mod ci;
 pub mod cli;
 pub mod config;
 pub mod declarations;
+pub mod engine;
 pub mod finding;
 pub mod forge;
 pub mod git;
@@ -28,7 +29,6 @@ pub mod plan;
 pub mod policy;
 pub mod process;
 pub mod report;
-pub mod run;
 pub mod sandbox;
 pub mod scale;
 pub mod schedule;

@@ -11,6 +11,7 @@ mod subject;
 use crate::ci::github;
 use crate::ci::progress::Progress;
 use crate::config::RunConfig;
+use crate::engine::{Engine, OpenedRemote, Settings};
 use crate::finding::Finding;
 use crate::forge::{self, ForgeKind};
 use crate::git::{CredentialGuard, Mirror, RemoteSpec};
@@ -20,7 +21,6 @@ use crate::report::{
     ActionReport, IsolationReport, IssueRef, REPORT_VERSION, RunReport, Summary, Timing,
     UpkeepReport, ValidationReport,
 };
-use crate::run::{Engine, OpenedRemote, Settings};
 use crate::schedule::KeyContext;
 use crate::validate::{self, ValidatedPlan, Validation};
 use secrecy::ExposeSecret;

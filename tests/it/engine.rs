@@ -2,12 +2,12 @@
 //! command is a `make` target that edits `Cargo.lock`.
 
 use quartermaster::ci::progress::Progress;
+use quartermaster::engine::{Engine, Settings};
 use quartermaster::forge::local::LocalForge;
 use quartermaster::git::{Identity, RemoteSpec, RemoteUrl};
 use quartermaster::mission::Mission;
 use quartermaster::mission::pattern::splits_on_this_thread;
 use quartermaster::report::{Operation, Status};
-use quartermaster::run::{Engine, Settings};
 use quartermaster::sandbox::{Isolation, Sandbox, SandboxConfig};
 use std::path::Path;
 use std::time::Duration;

@@ -23,7 +23,7 @@ const RETRIED: &str =
 
 /// Why the PR must be rebuilt on the default branch's tip, if it must: it conflicts with
 /// it, or the default branch changed the dependency files of its ecosystems since its base.
-pub(in crate::run) fn stale(
+pub(in crate::engine) fn stale(
     run: &RunContext<'_>,
     pr: &PullRequest,
     record: &Record,
@@ -68,7 +68,7 @@ pub(in crate::run) fn stale(
 
 /// Rebuilds the PR on the default branch's tip from its record; a failure is said on the PR,
 /// which stays as it was.
-pub(in crate::run) async fn rebuild(
+pub(in crate::engine) async fn rebuild(
     run: &RunContext<'_>,
     slot: &mut WorkerSlot,
     pr: PullRequest,
@@ -122,7 +122,7 @@ pub(in crate::run) async fn rebuild(
 }
 
 /// Builds again an update that failed, from the record the dashboard kept of it.
-pub(in crate::run) async fn retry(
+pub(in crate::engine) async fn retry(
     run: &RunContext<'_>,
     slot: &mut WorkerSlot,
     record: &Record,
@@ -246,8 +246,8 @@ fn retry_plan(plan: &Plan, record: &Record) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::record::RecordedUpdate;
     use crate::plan::UpdateType;
-    use crate::run::record::RecordedUpdate;
 
     fn plan() -> Plan {
         serde_json::from_value(json!({

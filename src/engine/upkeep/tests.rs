@@ -1,6 +1,6 @@
 use super::*;
+use crate::engine::record::RecordedUpdate;
 use crate::plan::UpdateType;
-use crate::run::record::RecordedUpdate;
 
 fn record(updates: &[(&str, &str)]) -> Record {
     Record {

@@ -1,6 +1,6 @@
 use super::*;
+use crate::engine::record::RecordedUpdate;
 use crate::plan::{ActionType, UpdateType};
-use crate::run::record::RecordedUpdate;
 
 fn record(package: &str, from: &str, to: &str) -> Record {
     Record {

@@ -14,7 +14,7 @@ use std::cmp::Ordering;
 /// when every
 /// one is at its version or newer; `None` when one is not (or a lock refresh, which never
 /// "arrives").
-pub(in crate::run) fn reached(
+pub(in crate::engine) fn reached(
     run: &RunContext<'_>,
     slot: &mut WorkerSlot,
     record: &Record,
