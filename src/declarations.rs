@@ -18,7 +18,7 @@ use std::path::Path;
 
 /// Why the manifests in the working directory could not say what the project declares.
 #[derive(Debug, thiserror::Error)]
-pub enum ManifestError {
+pub(crate) enum ManifestError {
     #[error("cannot read {name} in the working directory: {source}")]
     Read {
         name: &'static str,
@@ -40,7 +40,7 @@ pub enum ManifestError {
 
 /// Whether an update command (`argv`, as it runs) of `ecosystem` could add a package the project
 /// does not declare.
-pub fn checks_declared(ecosystem: &str, argv: &[String]) -> bool {
+pub(crate) fn checks_declared(ecosystem: &str, argv: &[String]) -> bool {
     match ecosystem {
         "npm" | "yarn" | "pnpm" | "bun" | "pip" | "poetry" | "go" => true,
         "uv" => argv.get(1).is_some_and(|w| w == "add"),
@@ -52,12 +52,12 @@ pub fn checks_declared(ecosystem: &str, argv: &[String]) -> bool {
 /// transitive ones included: `npm update <pkg>` updates a package of the tree and adds none (a
 /// name the tree lacks changes nothing), so a package the lock holds may be named although the
 /// manifest does not declare it.
-pub fn moves_locked(ecosystem: &str, argv: &[String]) -> bool {
+pub(crate) fn moves_locked(ecosystem: &str, argv: &[String]) -> bool {
     ecosystem == "npm" && argv.get(1).is_some_and(|w| w == "update")
 }
 
 /// Where the check of [`declares_dependency`] looks, when it is narrower than "the manifests".
-pub fn declared_where(ecosystem: &str) -> Option<&'static str> {
+pub(crate) fn declared_where(ecosystem: &str) -> Option<&'static str> {
     (ecosystem == "uv").then_some(
         "pyproject.toml's `[project] dependencies`, `[project.optional-dependencies]` or `[dependency-groups]`",
     )
@@ -65,7 +65,7 @@ pub fn declared_where(ecosystem: &str) -> Option<&'static str> {
 
 /// Whether the manifests in `dir` declare `package` for `ecosystem`. `Err` when no manifest could
 /// be read, so that the refusal can say so.
-pub fn declares_dependency(
+pub(crate) fn declares_dependency(
     ecosystem: &str,
     dir: &Path,
     package: &str,
@@ -104,7 +104,7 @@ fn go_declares(dir: &Path, package: &str) -> Result<bool, ManifestError> {
 }
 
 /// Whether `package.json` in `dir` defines `script`.
-pub fn declares_script(dir: &Path, script: &str) -> Result<bool, ManifestError> {
+pub(crate) fn declares_script(dir: &Path, script: &str) -> Result<bool, ManifestError> {
     Ok(package_json(dir)?
         .get("scripts")
         .and_then(|s| s.get(script))

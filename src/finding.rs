@@ -323,23 +323,23 @@ impl fmt::Display for Finding {
 
 /// Builds RFC 6901 JSON Pointers, escaping `~` and `/` inside keys.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Pointer(String);
+pub(crate) struct Pointer(String);
 
 impl Pointer {
-    pub fn root() -> Self {
+    pub(crate) fn root() -> Self {
         Self(String::new())
     }
 
-    pub fn key(&self, key: &str) -> Self {
+    pub(crate) fn key(&self, key: &str) -> Self {
         let escaped = key.replace('~', "~0").replace('/', "~1");
         Self(format!("{}/{escaped}", self.0))
     }
 
-    pub fn index(&self, index: usize) -> Self {
+    pub(crate) fn index(&self, index: usize) -> Self {
         Self(format!("{}/{index}", self.0))
     }
 
-    pub fn as_str(&self) -> &str {
+    pub(crate) fn as_str(&self) -> &str {
         &self.0
     }
 }
@@ -357,7 +357,7 @@ impl From<&Pointer> for String {
 }
 
 /// Keeps hostile values from bloating messages: quoted input is cut to 60 characters.
-pub fn clip(s: &str) -> String {
+pub(crate) fn clip(s: &str) -> String {
     const MAX: usize = 60;
     let cleaned: String = s
         .chars()

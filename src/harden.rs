@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 /// Why the process could not be hardened for a run.
 #[derive(Debug, thiserror::Error)]
-pub enum HardenError {
+pub(crate) enum HardenError {
     #[error("signal handlers: {0}")]
     SignalHandlers(#[source] std::io::Error),
     #[error("temporary directory: {0}")]
@@ -16,11 +16,11 @@ pub enum HardenError {
 }
 
 /// Where the signal handler finds the checkout's credential guard to restore it.
-pub type GuardSlot = Arc<Mutex<Option<CredentialGuard>>>;
+pub(crate) type GuardSlot = Arc<Mutex<Option<CredentialGuard>>>;
 
 /// Hardens the process for a run. The returned directory (the empty place libgit2 looks for user
 /// configuration) must live as long as the run.
-pub fn process(guard: GuardSlot) -> Result<tempfile::TempDir, HardenError> {
+pub(crate) fn process(guard: GuardSlot) -> Result<tempfile::TempDir, HardenError> {
     // Where children share Quartermaster's user (namespaces, or no sandbox), a non-dumpable
     // process keeps them out of /proc/<pid>/environ and memory, where the token lives.
     let _ = nix::sys::prctl::set_dumpable(false);
@@ -32,7 +32,7 @@ pub fn process(guard: GuardSlot) -> Result<tempfile::TempDir, HardenError> {
 
 /// Quartermaster's private directory for a run (the mirror, workspaces' git directories):
 /// readable by its own user only, and hidden from commands by the sandbox.
-pub fn scratch() -> Result<tempfile::TempDir, HardenError> {
+pub(crate) fn scratch() -> Result<tempfile::TempDir, HardenError> {
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::Builder::new()
         .prefix("quartermaster-")
@@ -44,7 +44,7 @@ pub fn scratch() -> Result<tempfile::TempDir, HardenError> {
 
 /// The signal that is stopping the run, once one came (a cancelled CI job): from then on no
 /// action, upkeep step or command starts.
-pub fn cancelled() -> Option<i32> {
+pub(crate) fn cancelled() -> Option<i32> {
     match CANCELLED.load(std::sync::atomic::Ordering::SeqCst) {
         0 => None,
         signal => Some(signal),
@@ -54,7 +54,7 @@ pub fn cancelled() -> Option<i32> {
 static CANCELLED: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
 
 /// The mutex's value, even if a thread panicked holding it (the guard must be restorable).
-pub fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
@@ -67,7 +67,7 @@ struct OnSignal {
 
 /// Records an interrupted run where someone waits for its outcome (a claimed named plan); called
 /// with the signal number after the commands are stopped and the checkout is restored.
-pub type SignalHook = Box<dyn FnOnce(i32) + Send>;
+pub(crate) type SignalHook = Box<dyn FnOnce(i32) + Send>;
 
 static ON_SIGNAL: Mutex<OnSignal> = Mutex::new(OnSignal {
     installed: false,
@@ -77,7 +77,7 @@ static ON_SIGNAL: Mutex<OnSignal> = Mutex::new(OnSignal {
 
 /// Has `hook` run if a signal stops the process from now on (installing the handlers, if this is
 /// the first thing of the run that needs them).
-pub fn on_signal(hook: SignalHook) -> Result<(), HardenError> {
+pub(crate) fn on_signal(hook: SignalHook) -> Result<(), HardenError> {
     exit_on_signals(None).map_err(HardenError::SignalHandlers)?;
     lock(&ON_SIGNAL).hooks.push(hook);
     Ok(())
@@ -152,7 +152,7 @@ static WOUND_DOWN: (std::sync::Condvar, Mutex<bool>) =
     (std::sync::Condvar::new(), Mutex::new(false));
 
 /// Says the run, stopped by a signal, wrote its outputs: the process may end on its own now.
-pub fn wound_down() {
+pub(crate) fn wound_down() {
     let (done, wound) = &WOUND_DOWN;
     *lock(wound) = true;
     done.notify_all();

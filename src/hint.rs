@@ -20,7 +20,7 @@ pub fn with_hint(error: &dyn Hint) -> String {
 }
 
 /// `error: <message>`, then `hint: <advice>`: as the command line shows an error.
-pub fn render(error: &dyn Hint) -> String {
+pub(crate) fn render(error: &dyn Hint) -> String {
     format!("error: {}", with_hint(error))
 }
 

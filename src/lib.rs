@@ -9,20 +9,20 @@
 //! Agents can also hand plans over as docker-agent [`named_plan`]s, and check them first through
 //! the [`mcp`] server.
 
-pub mod app;
+pub(crate) mod app;
 pub mod changes;
 pub mod ci;
 pub mod cli;
-pub mod config;
-pub mod declarations;
+pub(crate) mod config;
+pub(crate) mod declarations;
 pub mod engine;
 pub mod finding;
 pub mod forge;
 pub mod git;
-pub mod harden;
+pub(crate) mod harden;
 pub mod hint;
-pub mod markdown;
-pub mod mcp;
+pub(crate) mod markdown;
+pub(crate) mod mcp;
 pub mod mission;
 pub mod named_plan;
 pub mod plan;
@@ -32,8 +32,8 @@ pub mod report;
 pub mod sandbox;
 pub mod scale;
 pub mod schedule;
-pub mod sink;
+pub(crate) mod sink;
 pub mod supply;
-pub mod toolchain;
+pub(crate) mod toolchain;
 mod tree;
 pub mod validate;

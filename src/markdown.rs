@@ -5,14 +5,14 @@ use sha2::{Digest, Sha256};
 
 /// Longest body or comment Quartermaster posts: GitHub refuses more than 65,536 characters
 /// (GitLab allows more).
-pub const MAX_POSTED_BODY: usize = 65_000;
+pub(crate) const MAX_POSTED_BODY: usize = 65_000;
 /// Longest text a plan may give for a body or comment: what Quartermaster posts adds its update
 /// table, footer and hidden marker, and must stay under [`MAX_POSTED_BODY`].
-pub const MAX_PLAN_BODY: usize = 60_000;
+pub(crate) const MAX_PLAN_BODY: usize = 60_000;
 
 /// `text` cut so that, with `tail` appended whole, it stays within [`MAX_POSTED_BODY`]
 /// characters; the cut is said.
-pub fn cap_before(text: String, tail: &str) -> String {
+pub(crate) fn cap_before(text: String, tail: &str) -> String {
     const CUT: &str = "… (truncated)";
     let room = MAX_POSTED_BODY.saturating_sub(tail.chars().count());
     let text = if text.chars().count() <= room {
@@ -25,7 +25,7 @@ pub fn cap_before(text: String, tail: &str) -> String {
 }
 
 /// An inline code span that holds `text` verbatim, whatever backticks it contains.
-pub fn code(text: &str) -> String {
+pub(crate) fn code(text: &str) -> String {
     let text = crate::sink::literal(text);
     let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest + 1);
@@ -39,7 +39,7 @@ pub fn code(text: &str) -> String {
 
 /// A Markdown link to an `https://` URL Quartermaster built; characters that could end the link
 /// or the table cell are percent-encoded. Anything else is shown as plain `text`.
-pub fn link(text: &str, url: &str) -> String {
+pub(crate) fn link(text: &str, url: &str) -> String {
     if !url.starts_with("https://") {
         return text.to_string();
     }
@@ -54,14 +54,14 @@ pub fn link(text: &str, url: &str) -> String {
 }
 
 /// A code span inside a table cell: GFM splits cells at `|` even within backticks, so it is escaped.
-pub fn cell_code(text: &str) -> String {
+pub(crate) fn cell_code(text: &str) -> String {
     code(text).replace('|', "\\|")
 }
 
 /// Text for a cell of Quartermaster's own summary table: kept on one line, with nothing that can
 /// end the cell or open HTML. (The summary goes to the CI job page, not to a thread where
 /// mentions notify or quick actions run.)
-pub fn cell(text: &str) -> String {
+pub(crate) fn cell(text: &str) -> String {
     text.chars()
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect::<String>()
@@ -71,12 +71,12 @@ pub fn cell(text: &str) -> String {
 
 /// The hidden marker that tells Quartermaster which of its actions produced a body or comment.
 /// Keys are hashed: branch names may hold `-->`, which would end the comment early.
-pub fn marker(kind: &str, key: &str) -> String {
+pub(crate) fn marker(kind: &str, key: &str) -> String {
     format!("<!-- quartermaster:{kind}:{} -->", short_hash(key))
 }
 
 /// A short, stable hash for idempotency keys.
-pub fn short_hash(text: &str) -> String {
+pub(crate) fn short_hash(text: &str) -> String {
     let digest = Sha256::digest(text.as_bytes());
     digest[..8].iter().map(|b| format!("{b:02x}")).collect()
 }

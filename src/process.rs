@@ -8,7 +8,7 @@ use std::ffi::OsString;
 /// Environment variables children inherit. Everything else is dropped: tokens, CI metadata, and
 /// tool configuration an attacker could use (`GOFLAGS`, `npm_config_*`, `RUSTFLAGS`, ...). Operators
 /// add more with the extra-env input. `GOTOOLCHAIN` is set by [`crate::toolchain::env`].
-pub const INHERITED_ENV: &[&str] = &[
+pub(crate) const INHERITED_ENV: &[&str] = &[
     "PATH",
     "HOME",
     "USER",
@@ -56,7 +56,7 @@ pub const INHERITED_ENV: &[&str] = &[
 /// Settings every child gets unless the operator passes the same variable with extra-env: package
 /// managers must not run install scripts or build source distributions (arbitrary code from the
 /// registry) while Quartermaster updates lock files. Renovate and Dependabot do the same.
-pub const SAFE_DEFAULTS: &[(&str, &str)] = &[
+pub(crate) const SAFE_DEFAULTS: &[(&str, &str)] = &[
     ("npm_config_ignore_scripts", "true"),
     ("YARN_IGNORE_SCRIPTS", "true"),
     ("YARN_ENABLE_SCRIPTS", "false"),
@@ -81,7 +81,7 @@ const UPDATE_ONLY: &[&str] = &[
 
 /// The environment a frozen install and the tests start from: `env` (the update commands')
 /// without the update-only defaults the operator did not pass (`extra`).
-pub fn install_env(
+pub(crate) fn install_env(
     env: &BTreeMap<OsString, OsString>,
     extra: &[String],
 ) -> BTreeMap<OsString, OsString> {

@@ -17,7 +17,7 @@ type Cause = Box<dyn std::error::Error + Send + Sync>;
 
 /// Why the run stopped before its first action (exit 2).
 #[derive(Debug, thiserror::Error)]
-pub enum SetupError {
+pub(crate) enum SetupError {
     #[error(transparent)]
     Config(#[from] ConfigError),
     /// The forge could not be opened (connection, token, repository).

@@ -21,7 +21,7 @@ use std::sync::Arc;
 const POLICY_LIMIT: usize = 64 * 1024;
 
 /// Whether the run builds branches (a shard's actions only).
-pub fn builds(config: &RunConfig, plan: &ValidatedPlan) -> bool {
+pub(super) fn builds(config: &RunConfig, plan: &ValidatedPlan) -> bool {
     plan.plan().actions.iter().enumerate().any(|(i, a)| {
         matches!(a, Action::CreateMr(_) | Action::UpdateMr(_))
             && config.only.as_ref().is_none_or(|only| only.contains(i))
@@ -30,7 +30,7 @@ pub fn builds(config: &RunConfig, plan: &ValidatedPlan) -> bool {
 
 /// The policy in force: `--policy FILE`, else `.quartermaster.toml` at the tip of the default
 /// branch as `opened` read it, else the defaults.
-pub fn policy(
+pub(super) fn policy(
     config: &RunConfig,
     plan: &ValidatedPlan,
     opened: Option<&OpenedRemote>,
@@ -53,7 +53,7 @@ pub fn policy(
 }
 
 /// The operator's registry configuration for the plan's ecosystems, announced.
-pub fn carry(config: &RunConfig, plan: &ValidatedPlan, progress: &Progress) -> Carried {
+pub(super) fn carry(config: &RunConfig, plan: &ValidatedPlan, progress: &Progress) -> Carried {
     let ecosystems: BTreeSet<Ecosystem> = plan
         .plan()
         .repo_context
@@ -92,7 +92,7 @@ pub fn carry(config: &RunConfig, plan: &ValidatedPlan, progress: &Progress) -> C
 }
 
 /// The gates of the run: the policy, the registries the units' configuration points at, OSV.
-pub fn screener(
+pub(super) fn screener(
     config: &RunConfig,
     policy: Policy,
     carried: &Carried,

@@ -4,7 +4,7 @@
 
 mod error;
 mod gates;
-pub mod named;
+pub(crate) mod named;
 mod sandbox;
 mod subject;
 
@@ -27,11 +27,16 @@ use secrecy::ExposeSecret;
 use std::sync::{Arc, Mutex};
 use std::time::{Instant, SystemTime};
 
-pub use error::SetupError;
+pub(crate) use error::SetupError;
 
 /// Validates and runs the plan `bytes`; the report says what happened, including why the run
 /// could not start.
-pub fn run(config: &RunConfig, mission: &Mission, bytes: &[u8], progress: &Progress) -> RunReport {
+pub(crate) fn run(
+    config: &RunConfig,
+    mission: &Mission,
+    bytes: &[u8],
+    progress: &Progress,
+) -> RunReport {
     let started = Instant::now();
     let started_at = SystemTime::now();
     for mask in github::masks(&secret_forms(config)) {
@@ -336,7 +341,7 @@ fn settings(
 }
 
 /// Where the units' logs go: `<report>-logs/` beside the report (`report.json`: `report-logs/`).
-pub fn logs_dir(report: &std::path::Path) -> std::path::PathBuf {
+pub(crate) fn logs_dir(report: &std::path::Path) -> std::path::PathBuf {
     let stem = report
         .file_stem()
         .map_or_else(|| "report".into(), |s| s.to_string_lossy().into_owned());

@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 
 /// A claimed plan and the plan JSON its content holds. Whoever takes the claim out of its slot
 /// answers it: the run when it ends, or the signal handler; the slot's lock makes that exactly one.
-pub struct Claimed {
+pub(crate) struct Claimed {
     slot: Arc<Mutex<Option<Pending>>>,
     plan: Vec<u8>,
 }
@@ -28,7 +28,7 @@ struct Pending {
 
 /// Claims the named plan: it must have the status asked for and still be at the revision just
 /// read. Nothing is written on a refusal. From the claim on, a signal answers the plan `failed`.
-pub fn claim(config: &NamedPlanConfig, progress: &Progress) -> Result<Claimed, SetupError> {
+pub(crate) fn claim(config: &NamedPlanConfig, progress: &Progress) -> Result<Claimed, SetupError> {
     let slot: Arc<Mutex<Option<Pending>>> = Arc::default();
     let answer = slot.clone();
     crate::harden::on_signal(Box::new(move |signal| {
@@ -61,13 +61,13 @@ pub fn claim(config: &NamedPlanConfig, progress: &Progress) -> Result<Claimed, S
 
 impl Claimed {
     /// The plan JSON to validate and run: the content, or its first fenced `json` block.
-    pub fn plan(&self) -> &[u8] {
+    pub(crate) fn plan(&self) -> &[u8] {
         &self.plan
     }
 
     /// Answers the plan from the run's report: the result plan first, so that it is in place when
     /// the status says the run ended. Every write is attempted; what failed is returned.
-    pub fn finish(self, report: &RunReport, progress: &Progress) -> Vec<StoreError> {
+    pub(crate) fn finish(self, report: &RunReport, progress: &Progress) -> Vec<StoreError> {
         let Some(pending) = lock(&self.slot).take() else {
             return Vec::new();
         };

@@ -10,7 +10,7 @@ use std::path::Path;
 
 /// Probes the strongest isolation the configuration allows. Quartermaster's private `scratch`
 /// directory, the checkout and the local forge's records are out of every command's reach.
-pub fn open(
+pub(super) fn open(
     config: &RunConfig,
     plan: &ValidatedPlan,
     scratch: &Path,

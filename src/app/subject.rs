@@ -5,7 +5,7 @@ use crate::plan::Action;
 
 /// A PR's or an issue's title, the PR or issue a comment goes to or a close concerns, the package
 /// a skip holds.
-pub fn subject(action: &Action) -> String {
+pub(super) fn subject(action: &Action) -> String {
     match action {
         Action::CreateMr(a) => a.title.clone(),
         Action::CreateIssue(a) => a.title.clone(),

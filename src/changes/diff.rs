@@ -39,7 +39,7 @@ impl Resolved {
     /// Where the package "ended at": the direct copy's version when the working directory
     /// depends on it directly (other copies are someone else's), else every locked version,
     /// comma-separated; `None` when nothing is locked.
-    pub fn ended_at(&self) -> Option<String> {
+    pub(crate) fn ended_at(&self) -> Option<String> {
         match self.direct() {
             Some(copy) => Some(copy.version.clone()),
             None if self.copies.is_empty() => None,
@@ -66,7 +66,7 @@ pub struct PackageDiff {
 
 impl PackageDiff {
     /// Whether the working directory depends on it directly, before or after.
-    pub fn is_direct(&self) -> bool {
+    pub(crate) fn is_direct(&self) -> bool {
         self.before.direct().is_some() || self.after.direct().is_some()
     }
 }
@@ -128,11 +128,11 @@ pub struct EcosystemDiff {
     /// Names whose copies did not change, with their copies (to say where an update stayed).
     pub unchanged: BTreeMap<String, Resolved>,
     pub integrity: Vec<IntegrityChange>,
-    pub new_copies: Vec<SourceChange>,
+    pub(crate) new_copies: Vec<SourceChange>,
     pub entries: Vec<EntryChange>,
     pub fields: Vec<FieldChange>,
     /// The origins (see [`Source::origin`]) of every copy the base locked.
-    pub base_origins: BTreeSet<Origin>,
+    pub(crate) base_origins: BTreeSet<Origin>,
 }
 
 impl EcosystemDiff {

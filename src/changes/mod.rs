@@ -25,7 +25,7 @@ mod rules;
 mod source;
 mod text;
 mod trust;
-pub mod version;
+pub(crate) mod version;
 mod yarn;
 
 #[cfg(test)]
@@ -38,8 +38,8 @@ pub use diff::{
 pub use error::ChangesError;
 pub(crate) use go::parse_mod as parse_go_mod;
 pub use manifest::Manifest;
-pub use owned::{git_files, unverified_files};
-pub use registry::{Configuration, configured as configured_registries};
+pub(crate) use owned::{git_files, unverified_files};
+pub(crate) use registry::{Configuration, configured as configured_registries};
 pub(crate) use ruby::gemfile_lock as parse_gemfile_lock;
 pub use rules::{
     ChangeFact, ChangeFinding, Code, DeclaredUpdate, Trust, UpdateFact, UpdateType, Verdict, check,
@@ -100,7 +100,7 @@ impl Ecosystem {
     }
 
     /// Package names as the ecosystem compares them: PEP 503 for Python, exact elsewhere.
-    pub fn normalize_name(self, name: &str) -> String {
+    pub(crate) fn normalize_name(self, name: &str) -> String {
         match self {
             Ecosystem::Pip | Ecosystem::Poetry | Ecosystem::Uv => python::normalize(name),
             _ => name.to_string(),
@@ -155,7 +155,7 @@ pub struct Snapshot {
 impl Snapshot {
     /// The distinct versions `ecosystem`'s lock file holds of `name` (sorted), and that lock
     /// file (`the lock file` when none was read).
-    pub fn locked_versions(&self, ecosystem: Ecosystem, name: &str) -> (Vec<String>, &str) {
+    pub(crate) fn locked_versions(&self, ecosystem: Ecosystem, name: &str) -> (Vec<String>, &str) {
         let Some(read) = self.ecosystems.get(&ecosystem) else {
             return (Vec::new(), "the lock file");
         };

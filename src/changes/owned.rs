@@ -66,14 +66,14 @@ const LOCKS: &[(&str, Ecosystem)] = &[
 
 /// Whether `path` (relative, `/`-separated; a directory may end with `/`) is one of git's own
 /// files, or lies in a `.git` directory.
-pub fn is_git_file(path: &str) -> bool {
+pub(crate) fn is_git_file(path: &str) -> bool {
     let path = path.trim_end_matches('/');
     path.split('/').any(|part| part == ".git") || GIT_FILES.contains(&file_name(path))
 }
 
 /// The refusal of git's own files written, changed or removed by the commands (ignored ones
 /// included: a `.gitignore` can hide itself).
-pub fn git_files(paths: &[String]) -> Option<ChangeFinding> {
+pub(crate) fn git_files(paths: &[String]) -> Option<ChangeFinding> {
     let found: Vec<String> = paths
         .iter()
         .filter(|p| is_git_file(p))
@@ -96,7 +96,7 @@ pub fn git_files(paths: &[String]) -> Option<ChangeFinding> {
 /// The refusals of changed files (`changed`, relative to the repository root) that `after`'s
 /// readers did not read: a manifest or lock file anywhere else, or another dependency file in a
 /// directory no reader looked at. `working_dir` is relative to the root (`.` for the root).
-pub fn unverified_files(
+pub(crate) fn unverified_files(
     changed: &[String],
     after: &Snapshot,
     working_dir: &str,

@@ -16,7 +16,7 @@ use std::ffi::OsString;
 use std::path::Path;
 
 /// Where a unit's configuration lives.
-pub struct Configuration<'a> {
+pub(crate) struct Configuration<'a> {
     /// The environment of the unit's commands.
     pub env: &'a BTreeMap<OsString, OsString>,
     /// The operator's npmrc and yarn berry configuration (`--tool-config`), if given.
@@ -25,7 +25,7 @@ pub struct Configuration<'a> {
 }
 
 /// The configured registry host of each ecosystem that has one.
-pub fn configured(
+pub(crate) fn configured(
     root: &Path,
     working_dir: &Path,
     config: &Configuration<'_>,

@@ -225,7 +225,7 @@ fn public_hosts(ecosystem: Ecosystem) -> &'static [&'static str] {
 
 /// Whether `source` is its ecosystem's public registry, which is trusted by default, as the
 /// tools themselves trust it.
-pub fn is_public(ecosystem: Ecosystem, source: &Source) -> bool {
+pub(crate) fn is_public(ecosystem: Ecosystem, source: &Source) -> bool {
     match source {
         Source::Registry(url) if ecosystem == Ecosystem::Cargo => CRATES_IO.contains(&url.as_str()),
         Source::Registry(url) => {
@@ -236,7 +236,7 @@ pub fn is_public(ecosystem: Ecosystem, source: &Source) -> bool {
 }
 
 /// The registry host the tools of `ecosystem` use when nothing configures one.
-pub fn default_host(ecosystem: Ecosystem) -> Option<&'static str> {
+pub(crate) fn default_host(ecosystem: Ecosystem) -> Option<&'static str> {
     match ecosystem {
         Ecosystem::Npm | Ecosystem::Pnpm | Ecosystem::Bun => Some("registry.npmjs.org"),
         Ecosystem::Yarn => Some("registry.yarnpkg.com"),
@@ -249,7 +249,7 @@ pub fn default_host(ecosystem: Ecosystem) -> Option<&'static str> {
 /// The public registry page of `name` at `version`, when the source is that public registry.
 /// Locks that record no URL for the default registry (pnpm, yarn berry, bun, pip, Go) are taken
 /// to use the public one: the tools' defaults. A named private registry gets no link.
-pub fn registry_link(
+pub(crate) fn registry_link(
     ecosystem: Ecosystem,
     name: &str,
     version: &str,

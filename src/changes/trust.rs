@@ -17,7 +17,7 @@ const MAX_SHOWN_SOURCE: usize = 200;
 #[derive(Debug, Clone, Default)]
 pub struct Trust {
     /// Registry or git hosts the operator allows (`--registry-host`), as hosts or URLs.
-    pub hosts: Vec<String>,
+    pub(crate) hosts: Vec<String>,
     /// Per ecosystem, the registry host the unit's configuration names; entries a lock records
     /// without a URL come from it (from the tools' default registry when there is none).
     pub configured: BTreeMap<Ecosystem, String>,
@@ -25,7 +25,8 @@ pub struct Trust {
 
 impl Trust {
     /// Operator-allowed hosts only, as given (`host[:port]` or a URL).
-    pub fn hosts(hosts: &[String]) -> Trust {
+    #[cfg(test)]
+    pub(crate) fn hosts(hosts: &[String]) -> Trust {
         Trust {
             hosts: hosts.to_vec(),
             ..Trust::default()

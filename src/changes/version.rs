@@ -14,7 +14,7 @@ use super::Ecosystem;
 use std::cmp::Ordering;
 use std::str::FromStr;
 
-pub fn same_version(ecosystem: Ecosystem, declared: &str, locked: &str) -> bool {
+pub(crate) fn same_version(ecosystem: Ecosystem, declared: &str, locked: &str) -> bool {
     let declared = declared.trim();
     if declared == locked {
         return true;
@@ -44,7 +44,7 @@ pub fn same_version(ecosystem: Ecosystem, declared: &str, locked: &str) -> bool 
 /// How version `a` compares to `b` in the ecosystem's order (go and the JavaScript and cargo
 /// ecosystems: SemVer, a leading `v` or `=` ignored; Python: PEP 440; bundler: RubyGems
 /// segments, numeric where both are numbers); `None` when either does not parse.
-pub fn compare(ecosystem: Ecosystem, a: &str, b: &str) -> Option<Ordering> {
+pub(crate) fn compare(ecosystem: Ecosystem, a: &str, b: &str) -> Option<Ordering> {
     let (a, b) = (a.trim(), b.trim());
     match ecosystem {
         Ecosystem::Pip | Ecosystem::Poetry | Ecosystem::Uv => {

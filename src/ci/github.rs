@@ -11,19 +11,19 @@ use std::io::Write;
 use std::path::Path;
 
 /// Escapes the data part of a workflow command.
-pub fn escape_data(text: &str) -> String {
+pub(crate) fn escape_data(text: &str) -> String {
     text.replace('%', "%25")
         .replace('\r', "%0D")
         .replace('\n', "%0A")
 }
 
 /// Escapes a property value of a workflow command.
-pub fn escape_property(text: &str) -> String {
+pub(crate) fn escape_property(text: &str) -> String {
     escape_data(text).replace(':', "%3A").replace(',', "%2C")
 }
 
 /// 128 random bits as hex, for `::stop-commands::` tokens and heredoc delimiters.
-pub fn random_token() -> String {
+pub(crate) fn random_token() -> String {
     let mut bytes = [0u8; 16];
     let read = std::fs::File::open("/dev/urandom").and_then(|mut f| {
         use std::io::Read;
@@ -40,7 +40,7 @@ pub fn random_token() -> String {
 }
 
 /// `::error`/`::warning` annotations for validation findings, pointing at the plan file.
-pub fn annotations(findings: &[Finding], plan: &Path) -> Vec<String> {
+pub(crate) fn annotations(findings: &[Finding], plan: &Path) -> Vec<String> {
     findings
         .iter()
         .map(|f| {
@@ -64,7 +64,7 @@ pub fn annotations(findings: &[Finding], plan: &Path) -> Vec<String> {
 }
 
 /// One `name=value` (or heredoc) entry for `$GITHUB_OUTPUT`.
-pub fn output_entry(name: &str, value: &str) -> String {
+pub(crate) fn output_entry(name: &str, value: &str) -> String {
     if value.contains('\n') || value.contains('\r') {
         let mut delimiter = format!("ghadelimiter_{}", random_token());
         while value.contains(&delimiter) {
@@ -77,7 +77,7 @@ pub fn output_entry(name: &str, value: &str) -> String {
 }
 
 /// The step outputs: report path, counts, exit code, and the PRs touched.
-pub fn outputs(report: &RunReport, report_path: Option<&Path>) -> String {
+pub(crate) fn outputs(report: &RunReport, report_path: Option<&Path>) -> String {
     let pulls: Vec<&PullRequestRef> = report
         .actions
         .iter()
@@ -121,24 +121,24 @@ pub fn outputs(report: &RunReport, report_path: Option<&Path>) -> String {
 }
 
 /// A warning annotation titled "Quartermaster".
-pub fn warning(text: &str) -> String {
+pub(crate) fn warning(text: &str) -> String {
     format!("::warning title=Quartermaster::{}", escape_data(text))
 }
 
 /// The workflow commands that mask `secrets` in the log.
-pub fn masks(secrets: &[String]) -> Vec<String> {
+pub(crate) fn masks(secrets: &[String]) -> Vec<String> {
     secrets.iter().map(|s| format!("::add-mask::{s}")).collect()
 }
 
 /// The files GitHub Actions gave that could not be written, each with why.
 #[derive(Debug, thiserror::Error)]
 #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
-pub struct PublishError(pub Vec<Unwritten>);
+pub(crate) struct PublishError(pub Vec<Unwritten>);
 
 /// One file GitHub Actions gave that could not be written.
 #[derive(Debug, thiserror::Error)]
 #[error("cannot write the {what} {path}: {source}")]
-pub struct Unwritten {
+pub(crate) struct Unwritten {
     /// `job summary` or `step outputs`.
     pub what: &'static str,
     pub path: String,
@@ -148,7 +148,7 @@ pub struct Unwritten {
 
 /// Writes the job summary and the step outputs, where GitHub Actions asks for them. Every file is
 /// attempted; the error lists those that could not be written.
-pub fn publish(
+pub(crate) fn publish(
     ci: &CiEnv,
     report: &RunReport,
     report_path: Option<&Path>,
@@ -182,7 +182,7 @@ pub fn publish(
 }
 
 /// Appends to a file GitHub gave us (`$GITHUB_OUTPUT`, `$GITHUB_STEP_SUMMARY`).
-pub fn append(path: &Path, text: &str) -> std::io::Result<()> {
+pub(crate) fn append(path: &Path, text: &str) -> std::io::Result<()> {
     std::fs::OpenOptions::new()
         .create(true)
         .append(true)

@@ -56,7 +56,7 @@ impl Progress {
     }
 
     /// Progress for GitHub Actions: on standard output, where the runner reads workflow commands.
-    pub fn github_actions() -> Self {
+    pub(crate) fn github_actions() -> Self {
         Self::with(
             Arc::new(|line| {
                 let _ = writeln!(std::io::stdout().lock(), "{line}");
@@ -72,7 +72,7 @@ impl Progress {
 
     /// A worker's progress, writing where this one does; `parallel` when other workers write at
     /// the same time, so that each action's lines stay readable.
-    pub fn scoped(&self, parallel: bool) -> Self {
+    pub(crate) fn scoped(&self, parallel: bool) -> Self {
         Self {
             sink: self.sink.clone(),
             github: self.github.clone(),
@@ -84,7 +84,7 @@ impl Progress {
         }
     }
 
-    pub fn is_github(&self) -> bool {
+    pub(crate) fn is_github(&self) -> bool {
         self.github.is_some()
     }
 
@@ -156,7 +156,7 @@ impl Progress {
         }
     }
 
-    pub fn begin_action(&self, index: usize, total: usize, what: &str) {
+    pub(crate) fn begin_action(&self, index: usize, total: usize, what: &str) {
         let title = format!("[{}/{total}] {what}", index + 1);
         match &self.github {
             Some(token) => {
@@ -179,14 +179,14 @@ impl Progress {
     /// Shows the tail of a failed child's output, with control characters and escape sequences
     /// made visible (`\x1b`) so that the output cannot move the cursor, retitle the terminal or
     /// hide lines of the job log.
-    pub fn failure_output(&self, tail: &str) {
+    pub(crate) fn failure_output(&self, tail: &str) {
         let lines: Vec<&str> = tail.lines().collect();
         for line in &lines[lines.len().saturating_sub(20)..] {
             self.line(&format!("      | {line}"));
         }
     }
 
-    pub fn end_action(&self, report: &ActionReport) {
+    pub(crate) fn end_action(&self, report: &ActionReport) {
         let word = match report.status {
             Status::Done => "done",
             Status::Failed => "FAILED",

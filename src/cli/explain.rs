@@ -8,7 +8,7 @@ use crate::hint::Hint;
 use std::borrow::Cow;
 use std::process::ExitCode;
 
-pub fn command(args: &ExplainCliArgs) -> ExitCode {
+pub(super) fn command(args: &ExplainCliArgs) -> ExitCode {
     let Some(input) = &args.code else {
         print!("{}", list());
         return ExitCode::SUCCESS;

@@ -12,7 +12,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-pub fn command(args: McpArgs) -> ExitCode {
+pub(super) fn command(args: McpArgs) -> ExitCode {
     let flags = Inputs {
         plans_dir: args.plans_dir,
         mission: args.mission,

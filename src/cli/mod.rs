@@ -20,7 +20,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Exit code: the plan or configuration is invalid and nothing ran.
-pub const EXIT_INVALID: u8 = 2;
+pub(crate) const EXIT_INVALID: u8 = 2;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -30,7 +30,7 @@ pub const EXIT_INVALID: u8 = 2;
     long_about = "Validates an agent's JSON plan, runs only allowlisted update commands and an allowed \
                   test runner in isolated workspaces, and opens or updates labelled PRs/MRs."
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     pub command: Command,
 }
@@ -93,7 +93,7 @@ pub struct ValidateCliArgs {
     /// Directory of custom missions (`<DIR>/<name>/allowlist.json`), searched before the embedded
     /// ones [env: QM_MISSIONS_DIR].
     #[arg(long, value_name = "DIR")]
-    pub missions_dir: Option<PathBuf>,
+    pub(crate) missions_dir: Option<PathBuf>,
     /// The repository checkout, whose lock files decide what only they can (a cargo package
     /// locked in several versions) [env: QM_CHECKOUT; default: GITHUB_WORKSPACE or
     /// CI_PROJECT_DIR; none outside CI].
@@ -125,7 +125,7 @@ pub struct McpArgs {
     /// Directory of custom missions (`<DIR>/<name>/allowlist.json`), searched before the embedded
     /// ones [env: QM_MISSIONS_DIR].
     #[arg(long, value_name = "DIR")]
-    pub missions_dir: Option<PathBuf>,
+    pub(crate) missions_dir: Option<PathBuf>,
     /// The repository's policy file, instead of `.quartermaster.toml` at the tip of the
     /// checkout's default branch [env: QM_POLICY].
     #[arg(long, value_name = "FILE")]
@@ -136,7 +136,7 @@ pub struct McpArgs {
     pub checkout: Option<PathBuf>,
     /// The OSV service check_update asks [env: QM_OSV_URL; default: https://api.osv.dev].
     #[arg(long, value_name = "URL")]
-    pub osv_url: Option<String>,
+    pub(crate) osv_url: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

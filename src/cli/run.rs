@@ -13,7 +13,7 @@ use secrecy::ExposeSecret;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-pub fn command(flags: Inputs) -> ExitCode {
+pub(super) fn command(flags: Inputs) -> ExitCode {
     // Before the job token leaves the environment with every variable that holds it.
     let credentials = credential_holders();
     let (tokens, holders) = match take_tokens() {

@@ -27,7 +27,7 @@ pub struct PlanArgs {
     pub mission: Option<String>,
     /// Directory of custom missions [env: QM_MISSIONS_DIR].
     #[arg(long, value_name = "DIR")]
-    pub missions_dir: Option<PathBuf>,
+    pub(crate) missions_dir: Option<PathBuf>,
     /// The repository checkout, read for workspaces whose members share lock files [env:
     /// QM_CHECKOUT; default: GITHUB_WORKSPACE, CI_PROJECT_DIR or the current directory].
     #[arg(long, value_name = "DIR")]
@@ -72,10 +72,10 @@ pub struct ShardsArgs {
     pub format: ShardFormat,
     /// gitlab-pipeline: the parent pipeline's job whose artifacts hold the plan.
     #[arg(long, default_value = "plan")]
-    pub plan_job: String,
+    pub(crate) plan_job: String,
     /// gitlab-pipeline: the masked CI/CD variable holding the project access token.
     #[arg(long, default_value = "QUARTERMASTER_TOKEN")]
-    pub token_variable: String,
+    pub(crate) token_variable: String,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -107,7 +107,7 @@ pub struct MergeArgs {
     pub summary: Option<PathBuf>,
 }
 
-pub fn export(args: &ExportArgs) -> ExitCode {
+pub(super) fn export(args: &ExportArgs) -> ExitCode {
     let (plan, bytes, ctx) = match valid_plan(&args.plan) {
         Ok(found) => found,
         Err(code) => return code,
@@ -132,7 +132,7 @@ pub fn export(args: &ExportArgs) -> ExitCode {
     }
 }
 
-pub fn shards(args: &ShardsArgs) -> ExitCode {
+pub(super) fn shards(args: &ShardsArgs) -> ExitCode {
     let (plan, _, ctx) = match valid_plan(&args.plan) {
         Ok(found) => found,
         Err(code) => return code,
@@ -154,7 +154,7 @@ pub fn shards(args: &ShardsArgs) -> ExitCode {
     }
 }
 
-pub fn report(command: &ReportCommand) -> ExitCode {
+pub(super) fn report(command: &ReportCommand) -> ExitCode {
     let ReportCommand::Merge(args) = command;
     let merged = args
         .reports

@@ -12,7 +12,7 @@ use std::io::{Read, Write};
 use std::path::Path;
 use std::process::ExitCode;
 
-pub fn command(args: &ValidateCliArgs) -> ExitCode {
+pub(super) fn command(args: &ValidateCliArgs) -> ExitCode {
     let flags = Inputs {
         mission: args.mission.clone(),
         missions_dir: args.missions_dir.clone(),
@@ -69,7 +69,7 @@ pub fn command(args: &ValidateCliArgs) -> ExitCode {
 }
 
 /// The mission named, else `deps`.
-pub fn load_mission(name: Option<&str>, dir: Option<&Path>) -> Result<Mission, ConfigError> {
+pub(crate) fn load_mission(name: Option<&str>, dir: Option<&Path>) -> Result<Mission, ConfigError> {
     Ok(mission::load(name.unwrap_or(DEFAULT_MISSION), dir)?)
 }
 

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 /// The checkout: `--checkout`/`QM_CHECKOUT`, else the CI job's workspace, else the work tree of the
 /// repository `cwd` is in (a run from `src/` works on the whole clone), else `cwd`.
-pub fn checkout(inputs: &Inputs, ci: &CiEnv, cwd: PathBuf) -> PathBuf {
+pub(crate) fn checkout(inputs: &Inputs, ci: &CiEnv, cwd: PathBuf) -> PathBuf {
     inputs
         .checkout
         .clone()
@@ -24,7 +24,7 @@ fn work_tree(dir: &Path) -> Option<PathBuf> {
 
 /// Refuses a checkout that is not a git repository, where the run needs one (the local forge
 /// pushes to the checkout's remote).
-pub fn require_repository(checkout: &Path) -> Result<(), ConfigError> {
+pub(crate) fn require_repository(checkout: &Path) -> Result<(), ConfigError> {
     if git2::Repository::open(checkout).is_ok() {
         return Ok(());
     }

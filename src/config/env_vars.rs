@@ -1,17 +1,17 @@
 //! Every environment variable Quartermaster reads, in one place.
 
 /// Prefix of Quartermaster's own inputs: `QM_<FLAG>` for every `--flag` of `run`.
-pub const PREFIX: &str = "QM_";
+pub(crate) const PREFIX: &str = "QM_";
 
 /// The forge token, when set explicitly (never a flag: flags show in process listings).
-pub const QM_TOKEN: &str = "QM_TOKEN";
+pub(crate) const QM_TOKEN: &str = "QM_TOKEN";
 /// Set by the GitHub Action when `token` is the workflow's own `GITHUB_TOKEN`.
-pub const QM_TOKEN_IS_DEFAULT: &str = "QM_TOKEN_IS_DEFAULT";
+pub(crate) const QM_TOKEN_IS_DEFAULT: &str = "QM_TOKEN_IS_DEFAULT";
 /// The log filter (`tracing` syntax).
-pub const QM_LOG: &str = "QM_LOG";
+pub(crate) const QM_LOG: &str = "QM_LOG";
 
 /// Variables that hold forge credentials: never handed to agent commands, whatever extra-env says.
-pub const TOKEN_VARIABLES: &[&str] = &[
+pub(crate) const TOKEN_VARIABLES: &[&str] = &[
     "QM_TOKEN",
     "GITHUB_TOKEN",
     "GITLAB_TOKEN",
@@ -25,7 +25,7 @@ pub const TOKEN_VARIABLES: &[&str] = &[
 /// The CI's own credentials of a run, besides the forge token: the Actions runtime (cache and
 /// artifacts) and OIDC request tokens, GitLab's job token, ID tokens and registry passwords. A
 /// variable that holds one of their values is never handed to agent commands either.
-pub const CI_CREDENTIALS: &[&str] = &[
+pub(crate) const CI_CREDENTIALS: &[&str] = &[
     "ACTIONS_RUNTIME_TOKEN",
     "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
     "CI_JOB_TOKEN",
@@ -39,24 +39,10 @@ pub const CI_CREDENTIALS: &[&str] = &[
 
 /// Variables a token may arrive in, which `run` takes out of its environment (and out of the
 /// initial environment block `/proc/<pid>/environ` shows) before anything else happens.
-pub const TAKEN_AT_START: &[&str] = &[
+pub(crate) const TAKEN_AT_START: &[&str] = &[
     "QM_TOKEN",
     "GITHUB_TOKEN",
     "GITLAB_TOKEN",
     "CI_JOB_TOKEN",
     "INPUT_TOKEN",
 ];
-
-/// The `QM_*` variable of a `run` flag: `dry-run` is `QM_DRY_RUN`.
-pub fn of_flag(flag: &str) -> String {
-    format!("{PREFIX}{}", flag.replace('-', "_").to_ascii_uppercase())
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn flags_map_to_their_variables() {
-        assert_eq!(super::of_flag("dry-run"), "QM_DRY_RUN");
-        assert_eq!(super::of_flag("forge-max-wait"), "QM_FORGE_MAX_WAIT");
-    }
-}

@@ -15,7 +15,7 @@ const GITLAB_TOKEN_ADVICE: &str = "create a project (or group) access token with
 impl RunConfig {
     /// The forge this configuration names, with what its CI environment says about it. Checked
     /// when the run starts, after the plan was read, so that the report can say what went wrong.
-    pub fn forge_config(&self) -> Result<ForgeConfig, ConfigError> {
+    pub(crate) fn forge_config(&self) -> Result<ForgeConfig, ConfigError> {
         let config = self;
         Ok(match config.forge {
             ForgeKind::Local if config.repository.is_some() => {

@@ -30,12 +30,12 @@ pub struct Inputs {
     /// The status a named plan must have to be claimed [env: QM_CLAIM_STATUS; default: ready].
     #[arg(long, value_name = "STATUS")]
     #[serde(deserialize_with = "set")]
-    pub claim_status: Option<String>,
+    pub(crate) claim_status: Option<String>,
     /// The named plan that receives a named plan's result [env: QM_RESULT_PLAN; default:
     /// <name>-result].
     #[arg(long, value_name = "NAME")]
     #[serde(deserialize_with = "set")]
-    pub result_plan: Option<String>,
+    pub(crate) result_plan: Option<String>,
     /// The repository checkout [env: QM_CHECKOUT; default: GITHUB_WORKSPACE, CI_PROJECT_DIR, or the
     /// clone the current directory is in].
     #[arg(long, value_name = "DIR")]
@@ -49,7 +49,7 @@ pub struct Inputs {
     /// ones [env: QM_MISSIONS_DIR].
     #[arg(long, value_name = "DIR")]
     #[serde(deserialize_with = "set")]
-    pub missions_dir: Option<PathBuf>,
+    pub(crate) missions_dir: Option<PathBuf>,
     /// Where PRs/MRs live: auto (github under GITHUB_ACTIONS, gitlab under GITLAB_CI, else
     /// local), local, github or gitlab [env: QM_FORGE].
     #[arg(long, value_name = "KIND")]
@@ -59,7 +59,7 @@ pub struct Inputs {
     /// <checkout>/.git/quartermaster-forge].
     #[arg(long, value_name = "DIR")]
     #[serde(deserialize_with = "set")]
-    pub forge_dir: Option<PathBuf>,
+    pub(crate) forge_dir: Option<PathBuf>,
     /// Git remote of the checkout that branches go to, for the local forge [env: QM_REMOTE;
     /// default: a bare repository of the local forge's own, in its directory].
     #[arg(long, value_name = "NAME")]
@@ -95,7 +95,7 @@ pub struct Inputs {
     /// Commit identity, `Name <email>` [env: QM_GIT_AUTHOR].
     #[arg(long, value_name = "IDENTITY")]
     #[serde(deserialize_with = "set")]
-    pub git_author: Option<String>,
+    pub(crate) git_author: Option<String>,
     /// Pass this environment variable to commands and tests (repeatable) [env: QM_EXTRA_ENV,
     /// comma-separated].
     #[arg(long = "extra-env", value_name = "NAME")]
@@ -117,7 +117,7 @@ pub struct Inputs {
     /// first free range of 16 from 60900].
     #[arg(long, value_name = "UID")]
     #[serde(deserialize_with = "set")]
-    pub sandbox_uid_base: Option<String>,
+    pub(crate) sandbox_uid_base: Option<String>,
     /// A tool configuration copied read-only into every unit's fresh HOME, `TOOL=PATH`
     /// (repeatable; npmrc, yarnrc, yarnrc-yml, pnpm, cargo, pip, uv, poetry, go, bundle, gemrc)
     /// [env: QM_TOOL_CONFIG, comma-separated].
@@ -136,7 +136,7 @@ pub struct Inputs {
     /// QM_EXPOSE_DIRS, comma-separated].
     #[arg(long = "expose-dir", value_name = "DIR")]
     #[serde(deserialize_with = "list")]
-    pub expose_dirs: Vec<PathBuf>,
+    pub(crate) expose_dirs: Vec<PathBuf>,
     /// Open PRs/MRs as drafts [env: QM_DRAFT].
     #[arg(long, num_args = 0, default_missing_value = "true")]
     #[serde(deserialize_with = "set")]
@@ -154,12 +154,12 @@ pub struct Inputs {
     /// default: 1s].
     #[arg(long, value_name = "DURATION")]
     #[serde(deserialize_with = "set")]
-    pub forge_write_interval: Option<String>,
+    pub(crate) forge_write_interval: Option<String>,
     /// Longest rate-limit wait honoured; beyond it the remaining forge calls fail
     /// [env: QM_FORGE_MAX_WAIT; default: 90s].
     #[arg(long, value_name = "DURATION")]
     #[serde(deserialize_with = "set")]
-    pub forge_max_wait: Option<String>,
+    pub(crate) forge_max_wait: Option<String>,
     /// How many actions may run at once; actions that could touch the same branch, PR, issue or
     /// lock file never do [env: QM_JOBS; default: the machine's cores, at most 4].
     #[arg(long, value_name = "N")]
@@ -176,7 +176,7 @@ pub struct Inputs {
     /// (GOTOOLCHAIN), rustup and corepack [env: QM_TOOLCHAIN_INSTALL].
     #[arg(long, num_args = 0, default_missing_value = "true")]
     #[serde(deserialize_with = "set")]
-    pub toolchain_install: Option<String>,
+    pub(crate) toolchain_install: Option<String>,
     /// Run only these actions, by index in the plan: a shard, as `quartermaster shards` cuts them
     /// [env: QM_ONLY, e.g. 0,3,5; default: every action].
     #[arg(long, value_name = "I,J,...")]
@@ -196,17 +196,17 @@ pub struct Inputs {
     /// default: https://api.osv.dev].
     #[arg(long, value_name = "URL")]
     #[serde(deserialize_with = "set")]
-    pub osv_url: Option<String>,
+    pub(crate) osv_url: Option<String>,
     /// GitHub's REST API, where release notes of repositories on github.com are read [env:
     /// QM_RELEASE_NOTES_GITHUB_API; default: https://api.github.com].
     #[arg(long, value_name = "URL")]
     #[serde(deserialize_with = "set")]
-    pub release_notes_github_api: Option<String>,
+    pub(crate) release_notes_github_api: Option<String>,
     /// GitLab's REST API, where release notes of repositories on gitlab.com are read [env:
     /// QM_RELEASE_NOTES_GITLAB_API; default: https://gitlab.com/api/v4].
     #[arg(long, value_name = "URL")]
     #[serde(deserialize_with = "set")]
-    pub release_notes_gitlab_api: Option<String>,
+    pub(crate) release_notes_gitlab_api: Option<String>,
     /// The forge token: `QM_TOKEN` only.
     #[arg(skip)]
     #[serde(deserialize_with = "set")]
@@ -214,17 +214,17 @@ pub struct Inputs {
     /// `QM_TOKEN_IS_DEFAULT`: set by the GitHub Action when the token is the workflow's own.
     #[arg(skip)]
     #[serde(deserialize_with = "set")]
-    pub token_is_default: Option<String>,
+    pub(crate) token_is_default: Option<String>,
     /// The variables whose values held the token (raw or encoded) when Quartermaster started; they
     /// are gone from its environment, and never passed to commands.
     #[arg(skip)]
     #[serde(skip)]
-    pub token_holders: Vec<String>,
+    pub(crate) token_holders: Vec<String>,
     /// Variables that held one of the run's CI credentials (see
     /// [`super::env_vars::CI_CREDENTIALS`]) when Quartermaster started: (variable, credential).
     #[arg(skip)]
     #[serde(skip)]
-    pub credential_holders: Vec<(String, String)>,
+    pub(crate) credential_holders: Vec<(String, String)>,
 }
 
 /// A variable's value; empty means unset.
@@ -249,19 +249,19 @@ fn list<'de, D: Deserializer<'de>, T: From<String>>(d: D) -> Result<Vec<T>, D::E
 
 impl Inputs {
     /// The `QM_*` variables of the process environment.
-    pub fn from_env() -> Result<Self, ConfigError> {
+    pub(crate) fn from_env() -> Result<Self, ConfigError> {
         Self::from_vars(std::env::vars())
     }
 
     /// The `QM_*` variables among `vars`.
-    pub fn from_vars(
+    pub(crate) fn from_vars(
         vars: impl IntoIterator<Item = (String, String)>,
     ) -> Result<Self, ConfigError> {
         Ok(envy::prefixed(env_vars::PREFIX).from_iter(vars)?)
     }
 
     /// These inputs over `fallback`: a value given here wins; extra-env names add up.
-    pub fn combine(self, fallback: Inputs) -> Inputs {
+    pub(crate) fn combine(self, fallback: Inputs) -> Inputs {
         let mut extra_env = self.extra_env;
         extra_env.extend(fallback.extra_env);
         let mut registry_hosts = self.registry_hosts;

@@ -3,19 +3,19 @@
 
 mod checkout;
 mod ci;
-pub mod env_vars;
+pub(crate) mod env_vars;
 mod error;
 mod forge;
 mod inputs;
 mod named;
 mod values;
 
-pub use checkout::{checkout, require_repository};
-pub use ci::CiEnv;
-pub use error::ConfigError;
-pub use inputs::Inputs;
-pub use named::{NamedPlanConfig, plans_dir};
-pub use values::{parse_bool, parse_duration};
+pub(crate) use checkout::{checkout, require_repository};
+pub(crate) use ci::CiEnv;
+pub(crate) use error::ConfigError;
+pub(crate) use inputs::Inputs;
+pub(crate) use named::{NamedPlanConfig, plans_dir};
+pub(crate) use values::{parse_bool, parse_duration};
 
 use crate::forge::ForgeKind;
 use crate::git::Identity;
@@ -29,15 +29,15 @@ use values::parse_duration_or_zero;
 
 /// Everything `run` needs, resolved and checked.
 #[derive(Debug)]
-pub struct RunConfig {
+pub(crate) struct RunConfig {
     pub plan: PathBuf,
     /// The docker-agent named plan `plan` names (`docker-agent:<name>`), if it names one.
     pub named_plan: Option<NamedPlanConfig>,
     pub checkout: PathBuf,
     pub mission: String,
-    pub missions_dir: Option<PathBuf>,
+    pub(crate) missions_dir: Option<PathBuf>,
     pub forge: ForgeKind,
-    pub forge_dir: Option<PathBuf>,
+    pub(crate) forge_dir: Option<PathBuf>,
     /// The checkout's remote branches go to on the local forge; `None`: its own repository.
     pub remote: Option<String>,
     pub report: Option<PathBuf>,
@@ -48,8 +48,6 @@ pub struct RunConfig {
     pub bot_label: String,
     pub author: Identity,
     pub token: Option<SecretString>,
-    /// Where the token came from, for messages (`QM_TOKEN`, `GITHUB_TOKEN`, ...).
-    pub token_source: Option<&'static str>,
     pub extra_env: Vec<String>,
     /// Registry hosts lock files may resolve from, besides those the base already uses.
     pub registry_hosts: Vec<String>,
@@ -57,11 +55,11 @@ pub struct RunConfig {
     pub isolation: Isolation,
     /// The first sandbox uid (root only); unset, the first free range from
     /// [`crate::sandbox::DEFAULT_UID_BASE`] on.
-    pub sandbox_uid_base: Option<u32>,
+    pub(crate) sandbox_uid_base: Option<u32>,
     /// Tool configurations every unit's HOME is seeded with.
-    pub tool_configs: Vec<Seed>,
+    pub(crate) tool_configs: Vec<Seed>,
     /// Directories commands may read where the sandbox would hide them.
-    pub expose_dirs: Vec<PathBuf>,
+    pub(crate) expose_dirs: Vec<PathBuf>,
     /// What each unit's commands may take of the runner.
     pub limits: crate::sandbox::Limits,
     pub draft: bool,
@@ -69,17 +67,17 @@ pub struct RunConfig {
     pub sign_commits: bool,
     pub allow_mentions: bool,
     /// Minimum time between two write requests to the forge's API.
-    pub forge_write_interval: Duration,
+    pub(crate) forge_write_interval: Duration,
     /// Longest rate-limit wait honoured before the forge budget counts as exhausted.
-    pub forge_max_wait: Duration,
+    pub(crate) forge_max_wait: Duration,
     /// Whether the token is the workflow's default `GITHUB_TOKEN` (PRs it opens run no CI).
-    pub token_is_default: bool,
+    pub(crate) token_is_default: bool,
     /// How many actions may run at once (each in its own sandbox slot).
     pub jobs: NonZeroUsize,
     /// What a declared toolchain that differs from the one found does to a unit.
     pub toolchain_policy: crate::toolchain::ToolchainPolicy,
     /// Whether version managers may download the declared toolchain.
-    pub toolchain_install: bool,
+    pub(crate) toolchain_install: bool,
     /// The actions this run is limited to (a shard), checked against the plan once it is read.
     pub only: Option<Only>,
     /// The repository to work on instead of the CI job's own (a fleet job's).
@@ -87,25 +85,25 @@ pub struct RunConfig {
     /// The operator's policy file, instead of the default branch's `.quartermaster.toml`.
     pub policy: Option<PathBuf>,
     /// The OSV service (no trailing `/`).
-    pub osv_url: String,
+    pub(crate) osv_url: String,
     /// Where release notes are read.
-    pub notes_apis: crate::supply::notes::NotesApis,
+    pub(crate) notes_apis: crate::supply::notes::NotesApis,
     pub ci: CiEnv,
 }
 
-pub const DEFAULT_MIN_CONFIDENCE: f64 = 0.5;
-pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(900);
-pub const DEFAULT_BOT_LABEL: &str = "quartermaster";
-pub const DEFAULT_FORGE_WRITE_INTERVAL: Duration = Duration::from_secs(1);
-pub const DEFAULT_FORGE_MAX_WAIT: Duration = Duration::from_secs(90);
+pub(crate) const DEFAULT_MIN_CONFIDENCE: f64 = 0.5;
+pub(crate) const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(900);
+pub(crate) const DEFAULT_BOT_LABEL: &str = "quartermaster";
+pub(crate) const DEFAULT_FORGE_WRITE_INTERVAL: Duration = Duration::from_secs(1);
+pub(crate) const DEFAULT_FORGE_MAX_WAIT: Duration = Duration::from_secs(90);
 /// The identity GitHub shows as "github-actions[bot]"; what create-pull-request commits as.
-pub const GITHUB_BOT_AUTHOR: &str =
+pub(crate) const GITHUB_BOT_AUTHOR: &str =
     "github-actions[bot] <41898282+github-actions[bot]@users.noreply.github.com>";
-pub const DEFAULT_AUTHOR: &str = "Quartermaster <quartermaster@noreply.invalid>";
+pub(crate) const DEFAULT_AUTHOR: &str = "Quartermaster <quartermaster@noreply.invalid>";
 
 impl RunConfig {
     /// Resolves combined inputs (flags over `QM_*` variables) over CI defaults, and checks them.
-    pub fn resolve(inputs: Inputs, ci: CiEnv, cwd: PathBuf) -> Result<Self, ConfigError> {
+    pub(crate) fn resolve(inputs: Inputs, ci: CiEnv, cwd: PathBuf) -> Result<Self, ConfigError> {
         let plan = inputs
             .plan
             .clone()
@@ -141,9 +139,8 @@ impl RunConfig {
             bot_label: bot_label(inputs.bot_label.clone())?,
             author: author(inputs.git_author.clone(), forge)?,
             token_is_default: token_source == Some("GITHUB_TOKEN")
-                || flag("QM_TOKEN_IS_DEFAULT", &inputs.token_is_default)?,
+                || flag(env_vars::QM_TOKEN_IS_DEFAULT, &inputs.token_is_default)?,
             token: token.map(SecretString::from),
-            token_source,
             extra_env,
             registry_hosts: inputs.registry_hosts.clone(),
             isolation: parsed(inputs.isolation.as_deref().unwrap_or("auto"))?,
@@ -241,7 +238,7 @@ fn notes_apis(inputs: &Inputs) -> Result<crate::supply::notes::NotesApis, Config
 
 /// The most actions at once that `--jobs` accepts: the forge's write pacing, not the machine, is
 /// what limits a run beyond it.
-pub const MAX_JOBS: usize = 16;
+pub(crate) const MAX_JOBS: usize = 16;
 
 /// `--limit`s over the defaults.
 fn limits(items: &[String]) -> Result<crate::sandbox::Limits, ConfigError> {
@@ -373,7 +370,7 @@ fn token(inputs: &Inputs, ci: &CiEnv, forge: ForgeKind) -> (Option<String>, Opti
 
 /// The token as it may travel: raw, and base64 in HTTP basic credentials (what logs and captured
 /// output are redacted of, and what no variable handed to a command may hold).
-pub fn secret_forms(token: &str) -> Vec<String> {
+pub(crate) fn secret_forms(token: &str) -> Vec<String> {
     use base64::Engine as _;
     let b64 = |s: String| base64::engine::general_purpose::STANDARD.encode(s);
     vec![

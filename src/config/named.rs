@@ -7,12 +7,12 @@ use std::path::{Path, PathBuf};
 
 /// A docker-agent named plan to claim, run and answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NamedPlanConfig {
+pub(crate) struct NamedPlanConfig {
     pub name: PlanName,
     /// docker-agent's plans directory.
     pub dir: PathBuf,
     /// The status the plan must have to be claimed.
-    pub claim_status: String,
+    pub(crate) claim_status: String,
     /// The plan that receives the run's summary and report.
     pub result: PlanName,
 }
@@ -50,7 +50,7 @@ pub(super) fn resolve(inputs: &Inputs, ci: &CiEnv) -> Result<Option<NamedPlanCon
 }
 
 /// `--plans-dir`, else docker-agent's default: `$HOME/.cagent/plans`.
-pub fn plans_dir(flag: Option<PathBuf>, ci: &CiEnv) -> PathBuf {
+pub(crate) fn plans_dir(flag: Option<PathBuf>, ci: &CiEnv) -> PathBuf {
     flag.unwrap_or_else(|| {
         named_plan::plans_dir_for(
             ci.home.clone().map(Into::into),

@@ -54,7 +54,10 @@ fn flags_beat_environment_which_beats_ci() {
     assert_eq!(c.token.unwrap().expose_secret(), "qm-token");
     let c = resolve(flags("p.json"), ci).unwrap();
     assert_eq!(c.checkout, PathBuf::from("/github/workspace"));
-    assert_eq!(c.token_source, Some("GITHUB_TOKEN"));
+    assert!(
+        c.token_is_default,
+        "the token is the workflow's own GITHUB_TOKEN"
+    );
 }
 
 #[test]

@@ -3,7 +3,7 @@
 use super::error::ConfigError;
 use std::time::Duration;
 
-pub fn parse_bool(name: &str, value: &str) -> Result<bool, ConfigError> {
+pub(crate) fn parse_bool(name: &str, value: &str) -> Result<bool, ConfigError> {
     match value.to_ascii_lowercase().as_str() {
         "true" | "1" | "yes" | "on" => Ok(true),
         "false" | "0" | "no" | "off" => Ok(false),
@@ -14,7 +14,7 @@ pub fn parse_bool(name: &str, value: &str) -> Result<bool, ConfigError> {
 }
 
 /// Parses `90`, `90s`, `15m`, `1h` (humantime); between 1s and 24h.
-pub fn parse_duration(name: &str, value: &str) -> Result<Duration, ConfigError> {
+pub(crate) fn parse_duration(name: &str, value: &str) -> Result<Duration, ConfigError> {
     let d = parse_duration_or_zero(name, value)?;
     if d.is_zero() {
         return Err(ConfigError::new(format!(
@@ -25,7 +25,7 @@ pub fn parse_duration(name: &str, value: &str) -> Result<Duration, ConfigError> 
 }
 
 /// Like [`parse_duration`], but `0` is allowed (no delay).
-pub fn parse_duration_or_zero(name: &str, value: &str) -> Result<Duration, ConfigError> {
+pub(crate) fn parse_duration_or_zero(name: &str, value: &str) -> Result<Duration, ConfigError> {
     let d = if value.bytes().all(|b| b.is_ascii_digit()) {
         value
             .parse::<u64>()

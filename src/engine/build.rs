@@ -33,7 +33,7 @@ use std::time::Instant;
 pub(super) type Exec<'c> = (&'c Cell<'c>, &'c BTreeMap<OsString, OsString>);
 
 /// One branch to build.
-pub struct BuildJob<'j> {
+pub(crate) struct BuildJob<'j> {
     pub unit: &'j BranchUnit<'j>,
     pub working_dir: Option<&'j str>,
     pub test: &'j TestCommand,
@@ -76,7 +76,7 @@ fn commit_verified(
     before: &Snapshot,
     dir: &Path,
     report: &mut ActionReport,
-) -> Result<Result<(NewCommit, changes::Verdict), BuildOutcome>, Stop> {
+) -> Result<Result<(NewCommit, Verdict), BuildOutcome>, Stop> {
     let (unit, lap) = (job.unit, Instant::now());
     let Some(workspace) = slot.workspace.as_ref() else {
         return Err(Stop::failed("the workspace is gone"));

@@ -257,7 +257,7 @@ async fn land<'a>(
     let body = stamp.apply(&body);
     let toolchains = report.toolchains_of(&unit.branch);
     let flagged = gates::flagged(&unit.branch, report);
-    let pr = super::publish::Publication {
+    let pr = publish::Publication {
         commit: &ready.commit,
         branch: &unit.branch,
         title: &title,

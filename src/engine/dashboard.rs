@@ -28,7 +28,7 @@ use crate::report::{ActionReport, IssueRef, Operation, Status, UpkeepAction, Upk
 use std::collections::BTreeSet;
 use std::time::{Duration, SystemTime};
 
-pub const TITLE: &str = "Dependency dashboard";
+pub(crate) const TITLE: &str = "Dependency dashboard";
 /// Marks the issue as Quartermaster's dashboard.
 const MARKER: &str = "<!-- quartermaster:dashboard -->";
 /// Marks a PR's rebuild box: `<!-- quartermaster:rebuild:12 -->`.
@@ -36,13 +36,13 @@ const REBUILD: &str = "<!-- quartermaster:rebuild:";
 
 /// What the dashboard's ticked boxes ask of this run.
 #[derive(Debug, Default, PartialEq)]
-pub struct Asked {
+pub(crate) struct Asked {
     pub rebuild: BTreeSet<u64>,
     pub retry: Vec<Record>,
 }
 
 /// The ticked boxes of a dashboard's body.
-pub fn asked(body: &str) -> Asked {
+pub(super) fn asked(body: &str) -> Asked {
     let mut asked = Asked::default();
     for line in body.lines().map(str::trim_start) {
         if !(line.starts_with("- [x]") || line.starts_with("- [X]")) {
@@ -63,7 +63,7 @@ pub fn asked(body: &str) -> Asked {
 }
 
 /// Everything the dashboard shows.
-pub struct DashboardView<'v> {
+pub(crate) struct DashboardView<'v> {
     pub open: &'v [PullRequest],
     pub actions: &'v [ActionReport],
     /// The records of the actions that may be retried, by action index.
@@ -74,7 +74,7 @@ pub struct DashboardView<'v> {
 }
 
 impl DashboardView<'_> {
-    pub fn render(&self) -> String {
+    pub(crate) fn render(&self) -> String {
         let mut out = format!(
             "Quartermaster keeps this issue up to date on every run: its open pull requests, and what its latest run could not do.\n\n## Open pull requests\n\nTick a box to have the next run rebuild that pull request on {}.\n\n",
             code(self.default_branch)

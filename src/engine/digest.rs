@@ -10,7 +10,7 @@ use sha2::{Digest, Sha256};
 const MARKER: &str = "<!-- quartermaster:build:";
 
 /// Everything that decides a branch's content and its PR's text.
-pub struct BuildInputs<'a> {
+pub(crate) struct BuildInputs<'a> {
     pub unit: &'a BranchUnit<'a>,
     pub test: &'a TestCommand,
     pub working_dir: Option<&'a str>,
@@ -31,7 +31,7 @@ impl BuildInputs<'_> {
     /// command and of the test, the working directory, the title, description and labels, how a
     /// split unit came to be split off, the toolchain policy, the repository policy and the frozen
     /// install.
-    pub fn digest(&self) -> String {
+    pub(super) fn digest(&self) -> String {
         let commands: Vec<(&str, &[String])> = self
             .unit
             .commands
@@ -66,12 +66,12 @@ impl BuildInputs<'_> {
 }
 
 /// The hidden marker recording `digest` built on `base`.
-pub fn marker(digest: &str, base: git2::Oid) -> String {
+pub(super) fn marker(digest: &str, base: git2::Oid) -> String {
     format!("{MARKER}{digest}:{base} -->")
 }
 
 /// `body` with its build marker, if any, replaced by `marker`.
-pub fn mark(body: &str, marker: &str) -> String {
+pub(super) fn mark(body: &str, marker: &str) -> String {
     let mut lines: Vec<&str> = body.lines().filter(|l| !l.starts_with(MARKER)).collect();
     lines.push(marker);
     lines.join("\n")

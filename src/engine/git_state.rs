@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 /// Why the remote's state, or a file of it, could not be read.
 #[derive(Debug, thiserror::Error)]
-pub enum RemoteError {
+pub(crate) enum RemoteError {
     #[error("git: {0}")]
     Git(#[from] GitError),
     #[error("the default branch `{0}` does not exist on the remote")]
@@ -26,18 +26,18 @@ pub enum RemoteError {
     File(#[source] GitError),
 }
 
-pub struct GitState {
+pub(crate) struct GitState {
     pub mirror: Mirror,
     /// Remote branch tips, kept current as Quartermaster pushes.
     pub heads: BTreeMap<String, git2::Oid>,
-    pub default_tip: git2::Oid,
+    pub(crate) default_tip: git2::Oid,
 }
 
 /// The remote's state, shared by the workers: read before the run when the plan builds branches
 /// (the policy is read at the default branch's tip it lists), else by the first worker that needs
 /// it; then kept current by each push under the lock.
 #[derive(Default)]
-pub struct SharedGit(Mutex<Option<Result<GitState, Arc<RemoteError>>>>);
+pub(crate) struct SharedGit(Mutex<Option<Result<GitState, Arc<RemoteError>>>>);
 
 /// The remote's state read before the run, for the engine.
 pub struct OpenedRemote(Result<GitState, Arc<RemoteError>>);
@@ -49,12 +49,12 @@ impl OpenedRemote {
     }
 
     /// The default branch's tip, when the remote could be read.
-    pub fn default_tip(&self) -> Option<git2::Oid> {
+    pub(crate) fn default_tip(&self) -> Option<git2::Oid> {
         self.0.as_ref().ok().map(|s| s.default_tip)
     }
 
     /// The file `name` at the root of the default branch's tip (see [`Mirror::root_file`]).
-    pub fn default_branch_file(
+    pub(crate) fn default_branch_file(
         &self,
         name: &str,
         limit: usize,
@@ -77,7 +77,7 @@ impl From<OpenedRemote> for SharedGit {
 }
 
 /// The remote's state, held by one worker.
-pub struct GitGuard<'g>(MutexGuard<'g, Option<Result<GitState, Arc<RemoteError>>>>);
+pub(crate) struct GitGuard<'g>(MutexGuard<'g, Option<Result<GitState, Arc<RemoteError>>>>);
 
 impl Deref for GitGuard<'_> {
     type Target = GitState;

@@ -6,10 +6,10 @@ use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 /// How often a running command is said to be running.
-pub const EVERY: Duration = Duration::from_secs(30);
+pub(crate) const EVERY: Duration = Duration::from_secs(30);
 
 /// Runs `work`, saying on `progress` every [`EVERY`] that `what` still runs.
-pub fn while_running<T>(progress: &Progress, what: &str, work: impl FnOnce() -> T) -> T {
+pub(crate) fn while_running<T>(progress: &Progress, what: &str, work: impl FnOnce() -> T) -> T {
     every(progress, what, EVERY, work)
 }
 

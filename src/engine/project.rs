@@ -9,7 +9,7 @@ use crate::mission::TestCommand;
 use std::path::Path;
 
 /// `before` is what the lock files held before any command ran, when they could be read.
-pub fn check_project(
+pub(crate) fn check_project(
     unit: &BranchUnit<'_>,
     test: &TestCommand,
     (dir, working_dir): (&Path, Option<&str>),
@@ -59,7 +59,7 @@ pub fn check_project(
 
 /// A cargo command naming a package the lock holds in several versions without the one to move
 /// would fail; it is refused before anything runs, with the form to use.
-pub fn check_specs(unit: &BranchUnit<'_>, before: &Snapshot) -> Result<(), Stop> {
+pub(crate) fn check_specs(unit: &BranchUnit<'_>, before: &Snapshot) -> Result<(), Stop> {
     for matched in &unit.commands {
         let Some(package) = &matched.package else {
             continue;

@@ -12,7 +12,7 @@ use crate::git::{GitError, NewCommit};
 use crate::report::{Operation, PullRequestRef};
 
 /// A branch ready to publish, and what its PR says.
-pub struct Publication<'p> {
+pub(crate) struct Publication<'p> {
     pub commit: &'p NewCommit,
     pub branch: &'p str,
     pub title: &'p str,

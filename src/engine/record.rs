@@ -20,7 +20,7 @@ const MAX_ENCODED: usize = 16 * 1024;
 
 /// One update of a record.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RecordedUpdate {
+pub(crate) struct RecordedUpdate {
     pub package: String,
     /// The ecosystem its lock file belongs to, when the lock files told.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -32,7 +32,7 @@ pub struct RecordedUpdate {
 
 /// What built a branch.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Record {
+pub(crate) struct Record {
     pub mission: String,
     pub branch: String,
     pub title: String,
@@ -53,7 +53,7 @@ pub struct Record {
 }
 
 /// Where a record comes from: a unit and what it ran.
-pub struct RecordSource<'a> {
+pub(crate) struct RecordSource<'a> {
     pub unit: &'a BranchUnit<'a>,
     pub mission: &'a str,
     pub test: &'a str,
@@ -63,7 +63,7 @@ pub struct RecordSource<'a> {
 
 impl Record {
     /// The record of a built unit: its updates as `facts` show them, or as declared.
-    pub fn of(b: &RecordSource<'_>, facts: Option<&changes::Verdict>) -> Record {
+    pub(super) fn of(b: &RecordSource<'_>, facts: Option<&changes::Verdict>) -> Record {
         let mut ecosystems: Vec<String> = b
             .unit
             .commands
@@ -108,14 +108,14 @@ impl Record {
     }
 
     /// The hidden marker holding this record (`None` when it is too long to keep).
-    pub fn marker(&self) -> Option<String> {
+    pub(super) fn marker(&self) -> Option<String> {
         let json = serde_json::to_vec(self).ok()?;
         let encoded = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(json);
         (encoded.len() <= MAX_ENCODED).then(|| format!("{MARKER}{encoded} -->"))
     }
 
     /// The record in the first record marker of `text`, if it holds a readable one.
-    pub fn read(text: &str) -> Option<Record> {
+    pub(super) fn read(text: &str) -> Option<Record> {
         let start = text.find(MARKER)? + MARKER.len();
         let rest = &text[start..];
         let encoded = &rest[..rest.find(" -->")?];
@@ -129,7 +129,7 @@ impl Record {
     }
 
     /// Whether every update moves a package to a version (a lock refresh never "arrives").
-    pub fn moves_versions(&self) -> bool {
+    pub(crate) fn moves_versions(&self) -> bool {
         !self.updates.is_empty()
             && self
                 .updates
@@ -139,19 +139,19 @@ impl Record {
 }
 
 /// The hidden markers a PR body carries: its build's digest ([`super::digest`]) and its record.
-pub struct Stamp {
+pub(crate) struct Stamp {
     pub build: String,
     pub record: Record,
 }
 
 impl Stamp {
-    pub fn apply(&self, body: &str) -> String {
+    pub(super) fn apply(&self, body: &str) -> String {
         mark(&super::digest::mark(body, &self.build), &self.record)
     }
 }
 
 /// `body` with its record saying that `commit`, which the forge made, is Quartermaster's.
-pub fn with_api_commit(body: &str, commit: git2::Oid) -> String {
+pub(crate) fn with_api_commit(body: &str, commit: git2::Oid) -> String {
     match Record::read(body) {
         Some(mut record) => {
             record.api_commit = Some(commit.to_string());
@@ -163,7 +163,7 @@ pub fn with_api_commit(body: &str, commit: git2::Oid) -> String {
 
 /// `body` with its record marker, if any, replaced by `record`'s (or removed, when the record
 /// is too long to keep).
-pub fn mark(body: &str, record: &Record) -> String {
+pub(super) fn mark(body: &str, record: &Record) -> String {
     let mut lines: Vec<&str> = body.lines().filter(|l| !l.starts_with(MARKER)).collect();
     let marker = record.marker();
     if let Some(marker) = &marker {

@@ -5,27 +5,27 @@ use crate::git::GitError;
 use crate::report::Status;
 
 #[derive(Debug)]
-pub struct Stop {
+pub(crate) struct Stop {
     pub status: Status,
     pub reason: String,
 }
 
 impl Stop {
-    pub fn failed(reason: impl Into<String>) -> Self {
+    pub(super) fn failed(reason: impl Into<String>) -> Self {
         Self {
             status: Status::Failed,
             reason: reason.into(),
         }
     }
 
-    pub fn denied(reason: impl Into<String>) -> Self {
+    pub(super) fn denied(reason: impl Into<String>) -> Self {
         Self {
             status: Status::Denied,
             reason: reason.into(),
         }
     }
 
-    pub fn skipped(reason: impl Into<String>) -> Self {
+    pub(super) fn skipped(reason: impl Into<String>) -> Self {
         Self {
             status: Status::Skipped,
             reason: reason.into(),
@@ -46,4 +46,4 @@ impl From<GitError> for Stop {
 }
 
 /// What an action came to: its status and reason, or why it stopped.
-pub type Done = Result<(Status, String), Stop>;
+pub(super) type Done = Result<(Status, String), Stop>;

@@ -12,7 +12,7 @@ use crate::toolchain::{Check, ToolchainVerdict};
 /// What a PR says: the agent's description (neutralised and capped), then the facts as the lock
 /// files show them: a table of the declared updates, the lock files rewritten in another format,
 /// the transitive changes folded away, the test that passed, and the hidden marker of its branch.
-pub struct PrBody<'a> {
+pub(crate) struct PrBody<'a> {
     pub description: &'a str,
     pub facts: &'a Verdict,
     pub test_command: &'a str,
@@ -33,17 +33,17 @@ pub struct PrBody<'a> {
 }
 
 /// Where a split PR comes from and what became of the updates it was split from.
-pub struct SplitNote<'a> {
+pub(crate) struct SplitNote<'a> {
     pub split: &'a Split,
     /// The plan's title of the whole action.
     pub title: &'a str,
     /// The action's other updates, each with what became of it on its own branch.
-    pub siblings: &'a [(String, String)],
+    pub(crate) siblings: &'a [(String, String)],
 }
 
 impl SplitNote<'_> {
     fn render(&self, facts: &Verdict, allow_mentions: bool) -> String {
-        let said = |text: &str| crate::sink::body_line(text, allow_mentions);
+        let said = |text: &str| sink::body_line(text, allow_mentions);
         let mut out: String = facts
             .updates
             .iter()
@@ -76,7 +76,7 @@ fn split_reason(split: &Split) -> String {
 
 /// One update as a title says it: `update anyhow from 1.0.99 to 1.0.100`, with the versions the
 /// lock files show.
-pub fn update_line(u: &UpdateFact) -> String {
+pub(crate) fn update_line(u: &UpdateFact) -> String {
     if u.update_type == UpdateType::LockFileMaintenance {
         return format!("refresh {}", u.package);
     }
@@ -106,17 +106,17 @@ fn sentence(u: &UpdateFact) -> String {
 const FACTS_START: &str = "\n\n| Package | Change | Type |\n|---|---|---|\n";
 
 impl PrBody<'_> {
-    pub fn render(&self) -> String {
+    pub(crate) fn render(&self) -> String {
         let head = match &self.split {
             Some(note) => note.render(self.facts, self.allow_mentions),
-            None => crate::sink::body(self.description, self.allow_mentions),
+            None => sink::body(self.description, self.allow_mentions),
         };
         self.with_head(head)
     }
 
     /// The body with the facts of this build and the description of `old` (a body Quartermaster
     /// wrote, kept as it stands: it was neutralised then).
-    pub fn refresh(&self, old: &str) -> String {
+    pub(super) fn refresh(&self, old: &str) -> String {
         let head = old.rfind(FACTS_START).map_or(old, |at| &old[..at]);
         self.with_head(head.to_string())
     }
@@ -230,7 +230,7 @@ fn change_cell(c: &ChangeFact) -> String {
 
 /// What a PR of `branch` says about how it was tested: the frozen install's commands, and the
 /// resolver warnings of its build.
-pub fn tested_with(report: &ActionReport, branch: &str) -> (Vec<String>, Vec<Warned>) {
+pub(crate) fn tested_with(report: &ActionReport, branch: &str) -> (Vec<String>, Vec<Warned>) {
     let installs = report
         .installs_of(branch)
         .into_iter()
@@ -291,7 +291,11 @@ fn package_cell(name: &str, link: Option<&str>) -> String {
 /// The commit message of a unit: its title, then one line per update as the lock files show it.
 /// Every line goes through [`sink::line`]: plan text and lock-file text close no issue and skip
 /// no CI.
-pub fn commit_message(unit: &BranchUnit<'_>, facts: &Verdict, allow_mentions: bool) -> String {
+pub(super) fn commit_message(
+    unit: &BranchUnit<'_>,
+    facts: &Verdict,
+    allow_mentions: bool,
+) -> String {
     let mut lines = commit_lines(unit, facts).into_iter();
     let title = lines.next().unwrap_or_default();
     let mut message = format!("{}\n\n", sink::line(&title, allow_mentions));
@@ -349,7 +353,7 @@ fn moved(package: &str, from: Option<&str>, to: Option<&str>) -> String {
 }
 
 /// The reason a `skip` action gives.
-pub fn skip_reason(a: &Skip) -> String {
+pub(crate) fn skip_reason(a: &Skip) -> String {
     let kind = serde_json::to_value(a.reason_type)
         .ok()
         .and_then(|v| v.as_str().map(String::from))
@@ -358,7 +362,7 @@ pub fn skip_reason(a: &Skip) -> String {
 }
 
 /// The heading of an action in the progress log.
-pub fn describe(action: &Action) -> String {
+pub(crate) fn describe(action: &Action) -> String {
     match action {
         Action::CreateMr(a) => format!("create_mr {}", a.branch),
         Action::UpdateMr(a) => format!("update_mr #{} {}", a.mr_id, a.branch),
@@ -371,7 +375,7 @@ pub fn describe(action: &Action) -> String {
 }
 
 /// The labels to apply: the bot label first, then the plan's, each once.
-pub fn with_bot_label(labels: &[String], bot: &str) -> Vec<String> {
+pub(crate) fn with_bot_label(labels: &[String], bot: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for l in std::iter::once(bot).chain(labels.iter().map(String::as_str)) {
         if !out.iter().any(|x| x == l) {
@@ -382,7 +386,7 @@ pub fn with_bot_label(labels: &[String], bot: &str) -> Vec<String> {
 }
 
 /// A commit id as shown in progress lines.
-pub fn short(id: git2::Oid) -> String {
+pub(super) fn short(id: git2::Oid) -> String {
     id.to_string()[..8].to_string()
 }
 

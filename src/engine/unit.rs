@@ -10,7 +10,7 @@ use crate::report::{ActionReport, PullRequestRef, Status, TestVerdict, UpdateRep
 
 /// One branch to produce: some updates and the commands that apply them.
 #[derive(Debug)]
-pub struct BranchUnit<'p> {
+pub(crate) struct BranchUnit<'p> {
     pub branch: String,
     /// The plan's title.
     pub title: String,
@@ -22,18 +22,18 @@ pub struct BranchUnit<'p> {
 
 /// Why a unit carries one update of an action on a branch of its own.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Split {
+pub(super) struct Split {
     /// The action's branch.
     pub batch: String,
     /// How the batch failed (`individual_on_failure`); `None` when the action's strategy is
     /// `individual`, which tries no batch.
-    pub batch_failed: Option<String>,
+    pub(crate) batch_failed: Option<String>,
 }
 
 impl BranchUnit<'_> {
     /// The title a PR and a commit of the unit get: the plan's; for a split unit, its own update
     /// as the lock files show it, after the plan's conventional-commit prefix (`chore(deps): `).
-    pub fn title_from(&self, facts: &changes::Verdict) -> String {
+    pub(crate) fn title_from(&self, facts: &changes::Verdict) -> String {
         match (&self.split, self.updates.first()) {
             (Some(_), Some(u)) => {
                 let fact = facts.updates.iter().find(|f| f.package == u.package);
@@ -76,7 +76,7 @@ fn capitalised(text: &str) -> String {
 }
 
 /// What building a branch came to.
-pub enum BuildOutcome {
+pub(crate) enum BuildOutcome {
     /// Committed, verified and tested: the facts are what the lock files show.
     Ready(NewCommit, Box<changes::Verdict>),
     NoChanges,
@@ -92,7 +92,7 @@ pub enum BuildOutcome {
 
 impl BuildOutcome {
     /// The commit and facts of a branch that is ready, or what became of one that is not.
-    pub fn ready(self) -> Result<(NewCommit, Box<changes::Verdict>), UnitOutcome> {
+    pub(super) fn ready(self) -> Result<(NewCommit, Box<changes::Verdict>), UnitOutcome> {
         match self {
             BuildOutcome::Ready(commit, facts) => Ok((commit, facts)),
             BuildOutcome::NoChanges => Err(UnitOutcome::NoChanges),
@@ -107,7 +107,7 @@ impl BuildOutcome {
 
 /// What became of one unit.
 #[derive(Debug)]
-pub enum UnitOutcome {
+pub(crate) enum UnitOutcome {
     Landed(PullRequestRef),
     DryRun(String),
     NoChanges,
@@ -120,7 +120,7 @@ pub enum UnitOutcome {
 }
 
 /// The whole action as one unit.
-pub fn batch<'p>(a: &'p CreateMr, commands: &'p [CommandMatch]) -> BranchUnit<'p> {
+pub(super) fn batch<'p>(a: &'p CreateMr, commands: &'p [CommandMatch]) -> BranchUnit<'p> {
     BranchUnit {
         branch: a.branch.clone(),
         title: a.title.clone(),
@@ -133,7 +133,7 @@ pub fn batch<'p>(a: &'p CreateMr, commands: &'p [CommandMatch]) -> BranchUnit<'p
 /// One unit per update, on the branches [`crate::plan::split_branches`] names; commands naming no
 /// package (`go mod tidy`) run in every one. `batch_failed` says how the batch failed, when one
 /// was tried.
-pub fn split<'p>(
+pub(super) fn split<'p>(
     a: &'p CreateMr,
     commands: &'p [CommandMatch],
     batch_failed: Option<String>,
@@ -160,7 +160,7 @@ pub fn split<'p>(
 }
 
 /// The updates of a single branch, all sharing its fate.
-pub fn branch_updates(
+pub(crate) fn branch_updates(
     updates: &[Update],
     branch: &str,
     pull_request: Option<u64>,
@@ -211,7 +211,7 @@ fn update_report(
 }
 
 /// The fate of each declared update: the last unit that carried it decides.
-pub fn update_reports(
+pub(crate) fn update_reports(
     updates: &[Update],
     results: &[(BranchUnit<'_>, UnitOutcome)],
     report: &ActionReport,
@@ -252,7 +252,7 @@ fn last_verdict(report: &ActionReport, branch: &str) -> TestVerdict {
 }
 
 /// How a batch that was split failed, for messages.
-pub fn batch_failure(outcome: &UnitOutcome) -> &'static str {
+pub(crate) fn batch_failure(outcome: &UnitOutcome) -> &'static str {
     match outcome {
         UnitOutcome::CommandFailed(_) => "a command failed on the batch",
         // Any refusal of the verification: an update not reached, an undeclared direct
@@ -265,7 +265,7 @@ pub fn batch_failure(outcome: &UnitOutcome) -> &'static str {
 }
 
 /// How a batch that was split failed, with what failed: for the texts of its splits.
-pub fn batch_failed(outcome: &UnitOutcome) -> String {
+pub(crate) fn batch_failed(outcome: &UnitOutcome) -> String {
     let detail = match outcome {
         UnitOutcome::CommandFailed(why)
         | UnitOutcome::TestsFailed(why)
@@ -279,7 +279,7 @@ pub fn batch_failed(outcome: &UnitOutcome) -> String {
 }
 
 /// What became of a unit, in a few words for its siblings' PRs.
-pub fn fate(outcome: &UnitOutcome) -> String {
+pub(crate) fn fate(outcome: &UnitOutcome) -> String {
     match outcome {
         UnitOutcome::Landed(pr) => format!("tests passed; PR #{}", pr.number),
         UnitOutcome::DryRun(_) => "tests passed (dry run)".to_string(),
@@ -300,7 +300,7 @@ pub fn fate(outcome: &UnitOutcome) -> String {
 }
 
 /// The action's status from its units' outcomes.
-pub fn conclude(
+pub(crate) fn conclude(
     results: &[(BranchUnit<'_>, UnitOutcome)],
     strategy: FallbackStrategy,
 ) -> (Status, String) {

@@ -127,7 +127,7 @@ fn unreadable(e: &ChangesError) -> Stop {
 /// The refusal a verdict's blocking findings make, if any: `denied` when the commands did
 /// something the plan did not declare, `failed` when a declared update did not land where it
 /// said.
-pub fn refusal(verdict: &Verdict) -> Option<Stop> {
+pub(super) fn refusal(verdict: &Verdict) -> Option<Stop> {
     let blocking: Vec<_> = verdict.findings.iter().filter(|f| f.blocking).collect();
     if blocking.is_empty() {
         return None;

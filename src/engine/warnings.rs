@@ -19,7 +19,7 @@ const MAX_SHOWN_LINES: usize = 80;
 
 /// The PR's section on the resolver warnings of its branch (empty when there were none): each
 /// command that warned, and its warnings in a code block.
-pub fn section(warned: &[Warned]) -> String {
+pub(super) fn section(warned: &[Warned]) -> String {
     if warned.is_empty() {
         return String::new();
     }
@@ -54,7 +54,7 @@ pub fn section(warned: &[Warned]) -> String {
 }
 
 /// The resolver warnings in a command's output, each a block of lines, in order.
-pub fn resolver_warnings(output: &str) -> Vec<String> {
+pub(crate) fn resolver_warnings(output: &str) -> Vec<String> {
     let lines: Vec<&str> = output.lines().map(str::trim_end).collect();
     let mut found = Vec::new();
     let mut i = 0;

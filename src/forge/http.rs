@@ -21,7 +21,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// Why one attempt got no answer at all.
 #[derive(Debug, thiserror::Error)]
-pub enum SendError {
+pub(crate) enum SendError {
     #[error("no answer within {}s", .0.as_secs())]
     Timeout(Duration),
     /// The HTTP client's own error (connection, TLS, a body that could not be read).
@@ -30,7 +30,7 @@ pub enum SendError {
 }
 
 impl SendError {
-    pub fn client(e: impl std::error::Error + Send + Sync + 'static) -> Self {
+    pub(crate) fn client(e: impl std::error::Error + Send + Sync + 'static) -> Self {
         Self::Client(Box::new(e))
     }
 }
@@ -73,14 +73,14 @@ impl Default for RequestPolicy {
 
 /// A response, as the policy needs to see it.
 #[derive(Debug, Clone)]
-pub struct RawResponse {
+pub(crate) struct RawResponse {
     pub status: u16,
     pub headers: HeaderMap,
     pub body: String,
 }
 
 impl RawResponse {
-    pub fn ok(&self) -> bool {
+    pub(crate) fn ok(&self) -> bool {
         (200..300).contains(&self.status)
     }
 }
@@ -92,14 +92,14 @@ struct Pacing {
 }
 
 /// The policy plus the state it keeps across requests.
-pub struct Resilience {
+pub(crate) struct Resilience {
     policy: RequestPolicy,
     pacing: Mutex<Pacing>,
     requests: AtomicU64,
 }
 
 impl Resilience {
-    pub fn new(policy: RequestPolicy) -> Self {
+    pub(crate) fn new(policy: RequestPolicy) -> Self {
         Self {
             policy,
             pacing: Mutex::new(Pacing::default()),
@@ -108,7 +108,7 @@ impl Resilience {
     }
 
     /// How many HTTP requests were sent.
-    pub fn requests(&self) -> u64 {
+    pub(crate) fn requests(&self) -> u64 {
         self.requests.load(Ordering::Relaxed)
     }
 
@@ -168,7 +168,7 @@ impl Resilience {
     /// Sends one request through the policy. `send` performs a single attempt; `repeatable` says
     /// whether a 5xx or network failure may be retried blindly. Non-2xx answers other than rate
     /// limits and retried 5xx come back as `Ok` for the caller to interpret.
-    pub async fn send<F, Fut>(
+    pub(crate) async fn send<F, Fut>(
         &self,
         write: bool,
         repeatable: bool,
@@ -260,7 +260,7 @@ async fn until_cancelled() -> i32 {
 }
 
 /// How long a rate-limited answer asks to wait, or `None` if it is not a rate limit.
-pub fn rate_limit_wait(r: &RawResponse) -> Option<Duration> {
+pub(crate) fn rate_limit_wait(r: &RawResponse) -> Option<Duration> {
     let header = |name: &str| {
         r.headers
             .get(name)
@@ -292,7 +292,7 @@ pub fn rate_limit_wait(r: &RawResponse) -> Option<Duration> {
 }
 
 /// The forge's own `message` (or `error`), else the start of the body.
-pub fn short_message(body: &str) -> String {
+pub(crate) fn short_message(body: &str) -> String {
     let parsed: Option<serde_json::Value> = serde_json::from_str(body).ok();
     let pick = |key: &str| {
         parsed.as_ref().and_then(|v| v.get(key)).map(|m| match m {
@@ -307,7 +307,7 @@ pub fn short_message(body: &str) -> String {
 
 /// A create that may have happened although the answer was lost: on a transient failure, look
 /// for the object before trying again, so a retried POST never makes a duplicate.
-pub async fn recover_create<T, C, CF, L, LF>(
+pub(crate) async fn recover_create<T, C, CF, L, LF>(
     attempts: u32,
     backoff: Duration,
     mut create: C,

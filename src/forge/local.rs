@@ -116,7 +116,7 @@ fn local(context: &str, e: impl std::fmt::Display) -> ForgeError {
 impl LocalForge {
     /// The local forge of a checkout, pushing to its own repository (see [`own`]), or to the
     /// checkout's remote that `settings` names.
-    pub fn open_checkout(settings: LocalSettings) -> Result<Self> {
+    pub(crate) fn open_checkout(settings: LocalSettings) -> Result<Self> {
         let checkout = settings.checkout.display();
         let repo = git2::Repository::open(&settings.checkout).map_err(|e| {
             ForgeError::Local(format!(
@@ -544,7 +544,7 @@ impl Forge for LocalForge {
     }
 }
 
-pub mod own;
+pub(crate) mod own;
 
 #[cfg(test)]
 mod tests;

@@ -239,7 +239,7 @@ pub enum ForgeError {
 
 impl ForgeError {
     /// Whether trying again may help: a network failure or a server error.
-    pub fn is_transient(&self) -> bool {
+    pub(crate) fn is_transient(&self) -> bool {
         match self {
             ForgeError::Transport(_) => true,
             ForgeError::Api { status, .. } => *status >= 500,
@@ -252,7 +252,7 @@ pub type Result<T> = std::result::Result<T, ForgeError>;
 
 /// Of the PRs whose head is `branch` in this repository (not a fork's branch of the same name), the
 /// open one if any, else the most recent: what [`Forge::find_pull_request`] answers.
-pub fn choose_pull_request(
+pub(crate) fn choose_pull_request(
     candidates: impl IntoIterator<Item = PullRequest>,
     branch: &str,
 ) -> Option<PullRequest> {
@@ -264,7 +264,7 @@ pub fn choose_pull_request(
 
 /// An open PR found where one was about to be created, given the title, body and labels the new
 /// one would have had.
-pub async fn bring_up_to_date(
+pub(crate) async fn bring_up_to_date(
     forge: &dyn Forge,
     open: PullRequest,
     new: &NewPullRequest,
@@ -288,7 +288,7 @@ pub async fn bring_up_to_date(
 
 /// The comment on `target` whose body is exactly `body`, if there is one: what a comment whose
 /// create answer was lost is looked for by.
-pub async fn posted_comment(
+pub(crate) async fn posted_comment(
     forge: &dyn Forge,
     target: Target,
     body: &str,

@@ -6,9 +6,9 @@ use std::collections::BTreeSet;
 
 /// A branch's commit against a newer tip of the branch it was built on.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Comparison {
+pub(crate) struct Comparison {
     /// Paths the newer tip changed since the base.
-    pub changed_since: Vec<String>,
+    pub(crate) changed_since: Vec<String>,
     /// Paths where the branch's changes and the newer tip's conflict.
     pub conflicts: Vec<String>,
 }
@@ -16,7 +16,12 @@ pub struct Comparison {
 impl Mirror {
     /// Compares the change from `base` to `tip` with the default branch moved from `base` to
     /// `onto` (every commit must have been fetched).
-    pub fn compare(&self, base: git2::Oid, onto: git2::Oid, tip: git2::Oid) -> Result<Comparison> {
+    pub(crate) fn compare(
+        &self,
+        base: git2::Oid,
+        onto: git2::Oid,
+        tip: git2::Oid,
+    ) -> Result<Comparison> {
         let repo = &self.repo;
         let tree = |id: git2::Oid| -> Result<git2::Tree<'_>> {
             repo.find_commit(id)

@@ -9,13 +9,13 @@ use std::path::{Path, PathBuf};
 /// byte for byte when dropped. Every config of the checkout is covered: the shared one, a
 /// worktree's `config.worktree`, and those of submodules (`actions/checkout` persists its header in
 /// each).
-pub struct CredentialGuard {
+pub(crate) struct CredentialGuard {
     saved: Vec<(PathBuf, Vec<u8>)>,
 }
 
 impl CredentialGuard {
     /// Neutralises the credentials persisted in the checkout at `checkout` (if it is a repository).
-    pub fn neutralise(checkout: &Path) -> Result<Self> {
+    pub(crate) fn neutralise(checkout: &Path) -> Result<Self> {
         let mut guard = Self { saved: Vec::new() };
         let Ok(repo) = git2::Repository::open(checkout) else {
             return Ok(guard);
@@ -65,12 +65,12 @@ impl CredentialGuard {
     }
 
     /// Whether anything was neutralised.
-    pub fn is_active(&self) -> bool {
+    pub(crate) fn is_active(&self) -> bool {
         !self.saved.is_empty()
     }
 
     /// Puts everything back now (as dropping does); for exits that skip destructors.
-    pub fn restore(&mut self) {
+    pub(crate) fn restore(&mut self) {
         for (path, bytes) in self.saved.drain(..).rev() {
             if let Err(e) = std::fs::write(&path, &bytes) {
                 tracing::error!("could not restore {}: {e}", path.display());

@@ -5,7 +5,7 @@ use super::{NewCommit, Result, Workspace, git};
 
 /// One file a commit changed against its base.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ChangedFile {
+pub(crate) struct ChangedFile {
     pub path: String,
     /// Git's file mode (`0o100644`, `0o100755`, `0o120000`).
     pub mode: u32,
@@ -17,7 +17,7 @@ pub struct ChangedFile {
 
 impl Workspace {
     /// The files `commit` changed against its base, as it holds them.
-    pub fn changed_files(&self, commit: &NewCommit) -> Result<Vec<ChangedFile>> {
+    pub(crate) fn changed_files(&self, commit: &NewCommit) -> Result<Vec<ChangedFile>> {
         let tree = |id| {
             self.repo
                 .find_commit(id)
@@ -58,7 +58,7 @@ impl Workspace {
     }
 
     /// The message of a commit made in this workspace.
-    pub fn message_of(&self, commit: &NewCommit) -> Result<String> {
+    pub(crate) fn message_of(&self, commit: &NewCommit) -> Result<String> {
         let c = self
             .repo
             .find_commit(commit.id)

@@ -7,7 +7,7 @@ use super::{CommitInfo, GitError, RemoteSpec, Result, fingerprint, git, io};
 use std::collections::BTreeMap;
 
 /// A bare scratch repository holding what was fetched from the remote during one run.
-pub struct Mirror {
+pub(crate) struct Mirror {
     pub(super) repo: git2::Repository,
     remote: RemoteSpec,
     /// See [`fingerprint`]: checked before every connection, since commands run meanwhile;
@@ -21,7 +21,7 @@ pub struct Mirror {
 
 impl Mirror {
     /// A mirror of `remote` in a new directory inside `scratch`.
-    pub fn new(remote: RemoteSpec, scratch: &std::path::Path) -> Result<Self> {
+    pub(crate) fn new(remote: RemoteSpec, scratch: &std::path::Path) -> Result<Self> {
         let dir = tempfile::Builder::new()
             .prefix("mirror-")
             .tempdir_in(scratch)
@@ -45,12 +45,8 @@ impl Mirror {
         }
     }
 
-    pub fn remote(&self) -> &RemoteSpec {
-        &self.remote
-    }
-
     /// The remote's branches and their tips (`git ls-remote --heads`).
-    pub fn list(&self) -> Result<BTreeMap<String, git2::Oid>> {
+    pub(crate) fn list(&self) -> Result<BTreeMap<String, git2::Oid>> {
         self.check_untampered()?;
         let mut remote = open_remote(&self.repo, &self.remote)?;
         let connection = remote
@@ -70,13 +66,13 @@ impl Mirror {
     }
 
     /// Fetches branches into `refs/remotes/origin/<branch>`.
-    pub fn fetch(&self, branches: &[&str]) -> Result<()> {
+    pub(crate) fn fetch(&self, branches: &[&str]) -> Result<()> {
         self.fetch_deep(branches, 1)
     }
 
     /// Fetches branches with their last `depth` commits where history is shallow (a PR's commit
     /// and the base it was built on: depth 2).
-    pub fn fetch_deep(&self, branches: &[&str], depth: i32) -> Result<()> {
+    pub(crate) fn fetch_deep(&self, branches: &[&str], depth: i32) -> Result<()> {
         if branches.is_empty() {
             return Ok(());
         }
@@ -99,13 +95,13 @@ impl Mirror {
     }
 
     /// The fetched tip of `branch`.
-    pub fn tip(&self, branch: &str) -> Option<git2::Oid> {
+    pub(crate) fn tip(&self, branch: &str) -> Option<git2::Oid> {
         self.repo
             .refname_to_id(&format!("refs/remotes/origin/{branch}"))
             .ok()
     }
 
-    pub fn commit_info(&self, id: git2::Oid) -> Result<CommitInfo> {
+    pub(crate) fn commit_info(&self, id: git2::Oid) -> Result<CommitInfo> {
         let commit = self.repo.find_commit(id).map_err(git("reading a commit"))?;
         // A shallow fetch grafts its boundary commits to have no parents; the commit object still
         // names them, and "is this branch one commit on top of main" needs the real ones.
@@ -128,7 +124,7 @@ impl Mirror {
 
     /// Author and committer e-mail addresses of the commits on `tip` that `base` does not have.
     /// Where history is shallow and the walk cannot finish, the tip alone answers.
-    pub fn branch_authors(&self, tip: git2::Oid, base: git2::Oid) -> Result<Vec<String>> {
+    pub(crate) fn branch_authors(&self, tip: git2::Oid, base: git2::Oid) -> Result<Vec<String>> {
         let walk = || -> std::result::Result<Vec<String>, git2::Error> {
             let mut walk = self.repo.revwalk()?;
             walk.push(tip)?;
@@ -155,14 +151,14 @@ impl Mirror {
     /// A workspace with `base` checked out into the empty directory `tree`; its git directory is
     /// private.
     /// What a workspace needs of the mirror, to check out without holding it.
-    pub fn source(&self) -> WorkspaceSource {
+    pub(crate) fn source(&self) -> WorkspaceSource {
         WorkspaceSource::new(self.repo.path().to_path_buf(), self.scratch.clone())
     }
 
     /// The file at `path` (one name, at the root) in the tree of the fetched commit `commit`:
     /// `None` when absent, `Some(Err(kind))` when it is not a regular file, else its bytes (at
     /// most `limit` and one more, for the caller to refuse).
-    pub fn root_file(
+    pub(crate) fn root_file(
         &self,
         commit: git2::Oid,
         path: &str,
@@ -195,7 +191,7 @@ impl Mirror {
     }
 
     /// Deletes `branch` on the remote if it still points at `expected`.
-    pub fn delete_branch(&self, branch: &str, expected: git2::Oid) -> Result<()> {
+    pub(crate) fn delete_branch(&self, branch: &str, expected: git2::Oid) -> Result<()> {
         self.check_untampered()?;
         push(
             &self.repo,

@@ -17,18 +17,16 @@ mod remote;
 mod reset;
 mod workspace;
 
-pub use compare::Comparison;
-pub use credentials::CredentialGuard;
-pub use files::ChangedFile;
-pub use mirror::Mirror;
+pub(crate) use credentials::CredentialGuard;
+pub(crate) use mirror::Mirror;
 pub use remote::{RemoteSpec, RemoteUrl, redact_userinfo};
-pub use workspace::{Changes, NewCommit, Staged, Verified, Workspace, WorkspaceSource};
+pub(crate) use workspace::{NewCommit, Workspace};
 
 use std::path::Path;
 
 /// More changed files than this means the commands did something other than update dependencies
 /// (a build directory that is not ignored, a vendored tree rewritten...): nothing is committed.
-pub const MAX_CHANGED_FILES: usize = 2000;
+pub(crate) const MAX_CHANGED_FILES: usize = 2000;
 
 #[derive(Debug, thiserror::Error)]
 pub enum GitError {
@@ -150,7 +148,7 @@ pub fn isolate_from_user_config(empty_dir: &Path) -> Result<()> {
 
 /// Facts about one commit.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CommitInfo {
+pub(crate) struct CommitInfo {
     pub id: git2::Oid,
     pub tree: git2::Oid,
     pub parents: Vec<git2::Oid>,

@@ -21,13 +21,13 @@ impl RemoteUrl {
     }
 
     /// Local paths and `file://` URLs: fetched in full (libgit2's local transport has no depth).
-    pub fn is_local(&self) -> bool {
+    pub(crate) fn is_local(&self) -> bool {
         !self.0.contains("://") || self.0.starts_with("file://")
     }
 
     /// Whether `other` names the same repository (ignoring user information, a trailing `/` or
     /// `.git`, and the case of scheme and host).
-    pub fn same_repository(&self, other: &str) -> bool {
+    pub(crate) fn same_repository(&self, other: &str) -> bool {
         normal(&self.0) == normal(other)
     }
 }

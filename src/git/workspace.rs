@@ -9,8 +9,6 @@ use std::path::{Path, PathBuf};
 
 mod stage;
 
-pub use stage::{Changes, Verified};
-
 /// The attributes of every path, in the workspace's own `info/attributes`, which outranks every
 /// `.gitattributes` of the tree: no end-of-line conversion, `ident`, filter driver or encoding
 /// applies when checking out, comparing or staging, so the bytes committed are the bytes on
@@ -19,7 +17,7 @@ const RAW: &str = "* -text -crlf -ident -filter -working-tree-encoding !eol\n";
 
 /// The changes of a workspace, staged: a tree and the paths that differ from the base.
 #[derive(Debug, Clone)]
-pub struct Staged {
+pub(crate) struct Staged {
     pub tree: git2::Oid,
     /// Paths added, modified or deleted, relative to the repository root.
     pub files: Vec<String>,
@@ -27,7 +25,7 @@ pub struct Staged {
 
 /// A new commit made in a workspace.
 #[derive(Debug, Clone)]
-pub struct NewCommit {
+pub(crate) struct NewCommit {
     pub id: git2::Oid,
     pub tree: git2::Oid,
     pub base: git2::Oid,
@@ -38,7 +36,7 @@ pub struct NewCommit {
 /// Where a workspace borrows its objects from (the mirror) and keeps its git directory: taken
 /// from the mirror, so that a checkout needs no hold on it.
 #[derive(Debug, Clone)]
-pub struct WorkspaceSource {
+pub(crate) struct WorkspaceSource {
     repo: PathBuf,
     scratch: PathBuf,
 }
@@ -51,7 +49,7 @@ impl WorkspaceSource {
 
 /// A checkout of one commit whose git directory lives apart from its files, in Quartermaster's
 /// private directory: commands running among the files find no `.git` to tamper with.
-pub struct Workspace {
+pub(crate) struct Workspace {
     pub(super) repo: git2::Repository,
     base: git2::Oid,
     tree: PathBuf,
@@ -67,7 +65,7 @@ pub struct Workspace {
 
 impl Workspace {
     /// Checks `base` out into `tree`, borrowing the objects of the mirror `source` describes.
-    pub fn create(source: &WorkspaceSource, base: git2::Oid, tree: &Path) -> Result<Self> {
+    pub(crate) fn create(source: &WorkspaceSource, base: git2::Oid, tree: &Path) -> Result<Self> {
         let git_dir = tempfile::Builder::new()
             .prefix("git-")
             .tempdir_in(&source.scratch)
@@ -114,7 +112,7 @@ impl Workspace {
     /// checkout to the sandbox's user: a change of owner changes no content, and without this
     /// git would read every file of the tree again to find that out. A file whose size, mtime or
     /// inode changed as well is left for git to read.
-    pub fn refresh_owners(&self) -> Result<()> {
+    pub(crate) fn refresh_owners(&self) -> Result<()> {
         let mut index = self.repo.index().map_err(git("reading the index"))?;
         let entries: Vec<git2::IndexEntry> = index.iter().collect();
         for mut entry in entries {
@@ -144,7 +142,7 @@ impl Workspace {
     /// commands added, removed, changed, linked or re-moded is undone, and a status that counts
     /// ignored and untracked files must then find nothing. The cost follows what changed, plus
     /// one walk of the tree. An error means the workspace must not be used again.
-    pub fn reset(&mut self, base: git2::Oid) -> Result<()> {
+    pub(crate) fn reset(&mut self, base: git2::Oid) -> Result<()> {
         self.check_untampered()?;
         self.follow_shallow()?;
         self.root.restore(&self.tree)?;
@@ -179,19 +177,20 @@ impl Workspace {
         Ok(())
     }
 
-    /// The workspace's files.
-    pub fn root(&self) -> &Path {
-        &self.tree
+    /// The commit the workspace started from.
+    #[cfg(test)]
+    pub(crate) fn base(&self) -> git2::Oid {
+        self.base
     }
 
-    /// The commit the workspace started from.
-    pub fn base(&self) -> git2::Oid {
-        self.base
+    /// The workspace's files.
+    pub(crate) fn root(&self) -> &Path {
+        &self.tree
     }
 
     /// Resolves `working_dir` inside the workspace, refusing anything (a symlink, say) that leads
     /// outside it.
-    pub fn dir(&self, working_dir: Option<&str>) -> Result<PathBuf> {
+    pub(crate) fn dir(&self, working_dir: Option<&str>) -> Result<PathBuf> {
         let Some(dir) = working_dir else {
             return Ok(self.root().to_path_buf());
         };
@@ -243,7 +242,12 @@ impl Workspace {
     }
 
     /// Commits what was staged as the bot, on top of the base.
-    pub fn commit(&self, staged: Staged, message: &str, author: &Identity) -> Result<NewCommit> {
+    pub(crate) fn commit(
+        &self,
+        staged: Staged,
+        message: &str,
+        author: &Identity,
+    ) -> Result<NewCommit> {
         self.check_untampered()?;
         let tree = self
             .repo
@@ -267,7 +271,7 @@ impl Workspace {
     }
 
     /// Force-pushes `commit` to `branch` if the remote branch is still at `expected` (the lease).
-    pub fn push(
+    pub(crate) fn push(
         &self,
         remote: &RemoteSpec,
         branch: &str,

@@ -6,7 +6,7 @@ use crate::mission::pattern::{FlagSpec, Positionals, TestPattern, ValueKind};
 use serde_json::{Map, Value, json};
 
 /// The mission's action types, update commands and files per ecosystem, and test-runner policy.
-pub fn describe(mission: &Mission) -> Value {
+pub(crate) fn describe(mission: &Mission) -> Value {
     let ecosystems: Map<String, Value> = mission
         .ecosystems
         .iter()

@@ -10,12 +10,12 @@
 //! ([`transport`]) because rmcp's stays silent on input it cannot parse.
 
 mod describe;
-pub mod policy;
+pub(crate) mod policy;
 mod tools;
-pub mod transport;
+pub(crate) mod transport;
 
-pub use describe::describe;
-pub use tools::QmServer;
+pub(crate) use describe::describe;
+pub(crate) use tools::QmServer;
 
 use rmcp::ServiceExt;
 use std::path::PathBuf;
@@ -23,24 +23,24 @@ use tokio::io::{AsyncRead, AsyncWrite};
 
 /// What the server needs from the command line.
 #[derive(Debug, Clone)]
-pub struct McpConfig {
+pub(crate) struct McpConfig {
     /// Where `submit_plan` writes named plans (docker-agent's plans directory).
     pub plans_dir: PathBuf,
     /// The mission used when a tool call names none.
     pub mission: String,
     /// Custom missions (`<dir>/<name>/allowlist.json`), searched before the embedded ones.
-    pub missions_dir: Option<PathBuf>,
+    pub(crate) missions_dir: Option<PathBuf>,
     /// The repository's policy, or why it cannot be used.
     pub policy: Result<crate::policy::Policy, crate::policy::PolicyError>,
     /// The registries `check_update` asks (the operator's configuration, as `run` carries it).
     pub registries: crate::supply::registries::Registries,
     /// The OSV service.
-    pub osv_url: String,
+    pub(crate) osv_url: String,
 }
 
 /// Why the server stopped with an error.
 #[derive(Debug, thiserror::Error)]
-pub enum McpError {
+pub(crate) enum McpError {
     #[error("cannot start the MCP server's runtime: {0}")]
     Runtime(#[source] std::io::Error),
     #[error("MCP session failed to start: {0}")]
@@ -59,7 +59,7 @@ impl crate::hint::Hint for McpError {
 
 /// Serves MCP on standard input and output until the client closes its end. The server's mission
 /// is loaded first, so a misconfigured server fails at once rather than on the first call.
-pub fn serve_stdio(config: McpConfig) -> Result<(), McpError> {
+pub(crate) fn serve_stdio(config: McpConfig) -> Result<(), McpError> {
     let server = QmServer::new(config)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -69,7 +69,7 @@ pub fn serve_stdio(config: McpConfig) -> Result<(), McpError> {
 }
 
 /// Serves MCP on any byte streams.
-pub async fn serve<R, W>(server: QmServer, input: R, output: W) -> Result<(), McpError>
+pub(crate) async fn serve<R, W>(server: QmServer, input: R, output: W) -> Result<(), McpError>
 where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,

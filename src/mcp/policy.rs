@@ -6,7 +6,7 @@ use crate::policy::{self, POLICY_FILE, Policy, PolicyError};
 use std::path::Path;
 
 /// The policy, or why it cannot be used (a `run` would stop on the same error).
-pub fn read(file: Option<&Path>, checkout: &Path) -> Result<Policy, PolicyError> {
+pub(crate) fn read(file: Option<&Path>, checkout: &Path) -> Result<Policy, PolicyError> {
     if let Some(file) = file {
         return policy::from_file(file);
     }

@@ -49,7 +49,7 @@ impl Hint for Refusal {
 /// A plan, as a JSON object or as the text of one.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(untagged)]
-pub enum PlanInput {
+pub(crate) enum PlanInput {
     /// The plan as a JSON object.
     Object(Map<String, Value>),
     /// The plan's JSON text, validated byte for byte (syntax errors come with line and column).
@@ -71,7 +71,7 @@ impl PlanInput {
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
-pub struct ValidateArgs {
+pub(crate) struct ValidateArgs {
     /// The plan to check.
     pub plan: PlanInput,
     /// Mission whose allowlist applies; the server's mission when absent.
@@ -79,19 +79,19 @@ pub struct ValidateArgs {
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
-pub struct MissionArgs {
+pub(crate) struct MissionArgs {
     /// Mission to describe; the server's mission when absent.
     pub mission: Option<String>,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
-pub struct ExplainArgs {
+pub(crate) struct ExplainArgs {
     /// A finding code, such as `command.option_injection`.
     pub code: String,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
-pub struct CheckArgs {
+pub(crate) struct CheckArgs {
     /// The ecosystem, as `repo_context.ecosystems` names it: npm, yarn, pnpm, bun, pip, poetry,
     /// uv, bundle, cargo or go.
     pub ecosystem: String,
@@ -104,7 +104,7 @@ pub struct CheckArgs {
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
-pub struct SubmitArgs {
+pub(crate) struct SubmitArgs {
     /// The plan name: lower-case letters, digits, `-` and `_`, starting with a letter or digit.
     pub name: String,
     /// The plan to store; it must validate.
@@ -120,7 +120,7 @@ pub struct SubmitArgs {
 
 /// The MCP server: its configuration and its tools.
 #[derive(Debug, Clone)]
-pub struct QmServer {
+pub(crate) struct QmServer {
     config: Arc<McpConfig>,
     /// The server's mission, loaded once: most calls name no other.
     default_mission: Arc<Mission>,
@@ -132,7 +132,7 @@ pub struct QmServer {
 #[tool_router]
 impl QmServer {
     /// A server for `config`; fails when its mission cannot be loaded.
-    pub fn new(config: McpConfig) -> Result<Self, MissionError> {
+    pub(crate) fn new(config: McpConfig) -> Result<Self, MissionError> {
         let mission = mission::load(&config.mission, config.missions_dir.as_deref())?;
         Ok(Self {
             config: Arc::new(config),

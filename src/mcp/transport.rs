@@ -20,10 +20,10 @@ use tokio::task::JoinHandle;
 
 /// Longest request line accepted. A plan may be 10 MiB; escaped inside a JSON string it can grow,
 /// so the limit leaves room above that while bounding memory.
-pub const MAX_LINE_BYTES: usize = 32 << 20;
+pub(crate) const MAX_LINE_BYTES: usize = 32 << 20;
 
 /// The server end of the stdio transport, over any byte streams.
-pub struct LineTransport<R> {
+pub(crate) struct LineTransport<R> {
     reader: BufReader<R>,
     line: Vec<u8>,
     /// The current line has passed the limit: its bytes are being skipped up to its end.
@@ -42,7 +42,7 @@ enum Incoming {
 
 impl<R: AsyncRead + Unpin + Send> LineTransport<R> {
     /// Starts the writer task on the current Tokio runtime.
-    pub fn new<W: AsyncWrite + Unpin + Send + 'static>(
+    pub(crate) fn new<W: AsyncWrite + Unpin + Send + 'static>(
         reader: R,
         writer: W,
         max_line: usize,

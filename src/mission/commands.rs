@@ -164,7 +164,7 @@ pub struct CommandMatch {
     /// a lock refresh, the lock file its `lock_file_maintenance` update names.
     pub package: Option<String>,
     /// A lock refresh (`cargo update`): it names no dependency.
-    pub refreshes_lock: bool,
+    pub(crate) refreshes_lock: bool,
     /// The allowlist pattern it matched: the form the plan wrote (`argv` follows the entry's
     /// `runs` form when it has one).
     pub pattern: String,
@@ -178,7 +178,12 @@ impl CommandMatch {
     /// file (`lock_file`) holds it at `versions` (sorted, several): cargo refuses such a spec,
     /// so this is the refusal, with the form cargo asks for. `from` is the update's declared
     /// `from`, the copy to name when the lock holds it.
-    pub fn ambiguity(&self, versions: &[String], from: &str, lock_file: &str) -> Option<Refusal> {
+    pub(crate) fn ambiguity(
+        &self,
+        versions: &[String],
+        from: &str,
+        lock_file: &str,
+    ) -> Option<Refusal> {
         if self.ecosystem != "cargo" || versions.len() < 2 {
             return None;
         }

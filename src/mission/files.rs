@@ -71,7 +71,7 @@ impl FilePolicy {
     }
 
     /// The file patterns of `ecosystems`, joined for messages (`none` when there are none).
-    pub fn describe<'e>(&self, ecosystems: impl Iterator<Item = &'e str>) -> String {
+    pub(crate) fn describe<'e>(&self, ecosystems: impl Iterator<Item = &'e str>) -> String {
         let files: BTreeSet<&str> = ecosystems
             .filter_map(|e| self.rules.get(e))
             .flat_map(|r| r.patterns.iter().map(String::as_str))

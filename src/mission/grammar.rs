@@ -99,7 +99,7 @@ const MAX_VERSION: usize = 128;
 
 /// Recognises things that are package *sources* rather than registry names, so the refusal can
 /// say what was seen. Order matters: the more specific forms come first.
-pub fn package_spec_kind(s: &str) -> Option<&'static str> {
+pub(crate) fn package_spec_kind(s: &str) -> Option<&'static str> {
     let lower = s.to_ascii_lowercase();
     const SCHEMES: &[(&str, &str)] = &[
         ("git+", "a git URL"),

@@ -58,7 +58,7 @@ pub struct InstallPlace<'a> {
     /// Whether one of them pins with `--hash`.
     pub hashed: bool,
     /// Whether the yarn.lock is berry's.
-    pub yarn_berry: bool,
+    pub(crate) yarn_berry: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -85,11 +85,6 @@ impl InstallCommand {
     /// Whether it runs at `place`.
     pub fn applies(&self, place: &InstallPlace<'_>) -> bool {
         self.when.is_none_or(|c| c.holds(place))
-    }
-
-    /// What uses the unit's environment directory.
-    pub fn uses_env(&self) -> bool {
-        self.words.contains(&Word::Env)
     }
 
     /// The argv, its placeholders filled from `place`.
@@ -163,7 +158,7 @@ fn is_program(word: &str) -> bool {
 
 /// An entry of an ecosystem's `install` in `allowlist.json`: a command, or `{"when", "runs"}`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum InstallFile {
+pub(crate) enum InstallFile {
     Always(String),
     When { when: Condition, runs: String },
 }
@@ -224,7 +219,6 @@ mod tests {
             "requirements-dev.txt".into(),
         ];
         let venv = compile(r#""python3 -m venv <env>""#).unwrap();
-        assert!(venv.uses_env());
         assert_eq!(
             venv.argv(&place(&files, false, false)),
             ["python3", "-m", "venv", "/unit/home/venv"]

@@ -37,9 +37,9 @@
 
 mod commands;
 mod files;
-pub mod grammar;
+pub(crate) mod grammar;
 mod install;
-pub mod paths;
+pub(crate) mod paths;
 pub mod pattern;
 mod runners;
 mod update;
@@ -51,7 +51,7 @@ pub use install::{Condition, InstallCommand, InstallError, InstallPlace};
 pub use paths::{PathArg, PathRole};
 pub use runners::{RunnersError, TestCommand};
 pub use update::{RunsError, RunsProblem, UpdateCommand};
-pub use workspace::check_test_paths;
+pub(crate) use workspace::check_test_paths;
 
 use crate::finding::clip;
 use crate::plan::ActionType;
@@ -62,7 +62,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// The mission used when none is named.
-pub const DEFAULT_MISSION: &str = "deps";
+pub(crate) const DEFAULT_MISSION: &str = "deps";
 
 const EMBEDDED: &[(&str, &str)] = &[
     ("deps", include_str!("../../missions/deps/allowlist.json")),
@@ -228,7 +228,7 @@ enum PositionalKind {
 }
 
 /// Names of the embedded missions.
-pub fn embedded_names() -> Vec<&'static str> {
+pub(crate) fn embedded_names() -> Vec<&'static str> {
     EMBEDDED.iter().map(|(n, _)| *n).collect()
 }
 
@@ -343,22 +343,26 @@ impl Mission {
     }
 
     /// Whether some ecosystem in `ecosystems` owns `path`.
-    pub fn owns_file<'e>(&self, ecosystems: impl Iterator<Item = &'e str>, path: &str) -> bool {
+    pub(crate) fn owns_file<'e>(
+        &self,
+        ecosystems: impl Iterator<Item = &'e str>,
+        path: &str,
+    ) -> bool {
         self.files.owns(ecosystems, path)
     }
 
     /// The file patterns of `ecosystems`, joined for messages (`none` when there are none).
-    pub fn files_of<'e>(&self, ecosystems: impl Iterator<Item = &'e str>) -> String {
+    pub(crate) fn files_of<'e>(&self, ecosystems: impl Iterator<Item = &'e str>) -> String {
         self.files.describe(ecosystems)
     }
 
     /// The files each ecosystem's commands may change.
-    pub fn file_policy(&self) -> FilePolicy {
+    pub(crate) fn file_policy(&self) -> FilePolicy {
         self.files.clone()
     }
 
     /// Programs that may start an update command, sorted.
-    pub fn update_programs(&self) -> BTreeSet<&str> {
+    pub(crate) fn update_programs(&self) -> BTreeSet<&str> {
         self.ecosystems
             .values()
             .flat_map(|e| e.commands.iter().map(UpdateCommand::program))

@@ -17,7 +17,7 @@ use std::path::{Component, Path};
 /// and `packages` are deliberately absent: many repositories keep sources or scripts under those
 /// names, and where such a directory holds generated files the repository ignores it, which the
 /// run-time check refuses.
-pub const DEPENDENCY_DIRS: &[&str] = &[
+pub(crate) const DEPENDENCY_DIRS: &[&str] = &[
     ".git",
     "node_modules",
     "bower_components",
@@ -74,7 +74,7 @@ pub struct PathArg {
 #[derive(Debug, Default)]
 pub(super) struct RuntimeChecks {
     pub paths: Vec<PathArg>,
-    pub cargo_packages: Vec<String>,
+    pub(crate) cargo_packages: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -88,7 +88,7 @@ pub struct TestCommand {
     pub paths: Vec<PathArg>,
     /// Packages named by cargo's `-p`: [`super::check_test_paths`] confirms each is a workspace
     /// member (cargo would otherwise build and run a dependency's tests).
-    pub cargo_packages: Vec<String>,
+    pub(crate) cargo_packages: Vec<String>,
 }
 
 /// Programs that fetch and run packages (`npx` runs only the test runners the policy names, see

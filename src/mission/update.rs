@@ -91,7 +91,7 @@ fn check_runs(form: &Pattern, runs: &Pattern) -> Result<(), RunsProblem> {
 
 /// Why an entry of an ecosystem's `commands` was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CommandError {
+pub(crate) enum CommandError {
     /// The form itself does not parse.
     Form(PatternError),
     /// The form parses; its `runs` does not fit it.
@@ -107,7 +107,7 @@ pub struct RunsError {
     pub form: String,
     pub runs: String,
     #[source]
-    pub problem: RunsProblem,
+    pub(crate) problem: RunsProblem,
 }
 
 /// Why a `runs` pattern does not fit its form.
@@ -129,14 +129,14 @@ pub enum RunsProblem {
 
 /// An entry of an ecosystem's `commands` in `allowlist.json`: a pattern, or `{"form", "runs"}`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CommandFile {
+pub(crate) enum CommandFile {
     Form(String),
     Runs(RunsFile),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RunsFile {
+pub(crate) struct RunsFile {
     form: String,
     runs: String,
 }

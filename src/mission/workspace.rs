@@ -19,7 +19,7 @@ use std::path::{Component, Path, PathBuf};
 /// Resolves the path arguments of an allowed test command in the workspace whose checkout is at
 /// `workspace_root`, the command running in `dir` (the resolved working directory). Call it
 /// immediately before running the test.
-pub fn check_test_paths(
+pub(crate) fn check_test_paths(
     test: &TestCommand,
     workspace_root: &Path,
     dir: &Path,

@@ -12,7 +12,7 @@ use serde_json::ser::{Formatter, PrettyFormatter};
 use std::io::{self, Write};
 
 /// Serialises `value` the way Go's `json.MarshalIndent(value, "", "  ")` does.
-pub fn marshal_indent<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
+pub(crate) fn marshal_indent<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
     let mut out = Vec::new();
     let mut serializer = serde_json::Serializer::with_formatter(&mut out, GoFormatter::new());
     value

@@ -30,28 +30,23 @@ use std::fmt;
 use std::path::PathBuf;
 
 /// How `--plan` names a docker-agent plan: `docker-agent:<name>`.
-pub const SCHEME: &str = "docker-agent:";
+pub(crate) const SCHEME: &str = "docker-agent:";
 /// The status a plan must have to be claimed, unless the operator asks for another.
-pub const READY: &str = "ready";
+pub(crate) const READY: &str = "ready";
 /// The status of a plan Quartermaster is running.
-pub const IN_PROGRESS: &str = "in-progress";
+pub(crate) const IN_PROGRESS: &str = "in-progress";
 /// The author Quartermaster writes.
-pub const AUTHOR: &str = "quartermaster";
+pub(crate) const AUTHOR: &str = "quartermaster";
 
 /// The plan a `--plan` value names, if it uses the `docker-agent:` scheme.
 pub fn parse_reference(value: &str) -> Option<Result<PlanName, StoreError>> {
     value.strip_prefix(SCHEME).map(PlanName::parse)
 }
 
-/// docker-agent's default plans directory: `<data-dir>/plans`, where the data directory is
+/// docker-agent's default plans directory for these `HOME` and `TMPDIR` values: `<data-dir>/plans`, where the data directory is
 /// `$HOME/.cagent`, or `$TMPDIR/.cagent` (`/tmp/.cagent`) when `HOME` is unset or empty. docker-
 /// agent's `--data-dir` replaces the data directory; Quartermaster's `--plans-dir` and
 /// `QM_PLANS_DIR` replace the whole path.
-pub fn default_plans_dir() -> PathBuf {
-    plans_dir_for(std::env::var_os("HOME"), std::env::var_os("TMPDIR"))
-}
-
-/// [`default_plans_dir`] for given `HOME` and `TMPDIR` values.
 pub fn plans_dir_for(home: Option<OsString>, tmpdir: Option<OsString>) -> PathBuf {
     let non_empty = |v: Option<OsString>| v.filter(|v| !v.is_empty()).map(PathBuf::from);
     let data = match non_empty(home) {

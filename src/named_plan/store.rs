@@ -83,7 +83,7 @@ impl PlanStore {
         &self.dir
     }
 
-    pub fn path_of(&self, name: &PlanName) -> PathBuf {
+    pub(crate) fn path_of(&self, name: &PlanName) -> PathBuf {
         self.dir.join(name.file_name())
     }
 

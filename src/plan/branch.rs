@@ -4,15 +4,15 @@
 use crate::finding::{Code, Finding, Pointer, clip};
 
 /// Every branch Quartermaster writes lives under this prefix.
-pub const BRANCH_PREFIX: &str = "quartermaster/";
+pub(crate) const BRANCH_PREFIX: &str = "quartermaster/";
 /// Branch names are bounded so that split branches (`<branch>--<package>`) stay within git's and
 /// the forges' limits.
-pub const MAX_BRANCH_BYTES: usize = 200;
+pub(crate) const MAX_BRANCH_BYTES: usize = 200;
 
 /// The branches a `create_mr` splits into (strategies `individual` and `individual_on_failure`),
 /// one per update, in order: `<branch>--<package-slug>`, siblings of the batch branch (git cannot
 /// hold `a/b` beside `a/b/c`), with `-2`, `-3`... when two packages slug alike.
-pub fn split_branches<'a>(
+pub(crate) fn split_branches<'a>(
     branch: &str,
     packages: impl IntoIterator<Item = &'a str>,
 ) -> Vec<String> {
@@ -64,7 +64,7 @@ fn slug(package: &str) -> String {
 /// (as `git check-ref-format` does; libgit2 would too, but initialising it costs tens of
 /// milliseconds of OpenSSL set-up that `validate` has no use for); `git branch` additionally
 /// refuses `@` and a leading `-`.
-pub fn ref_problem(name: &str) -> Option<String> {
+pub(crate) fn ref_problem(name: &str) -> Option<String> {
     use gix_validate::reference::name::Error;
     if name == "@" {
         return Some("`@` alone means HEAD, not a branch".into());
@@ -92,7 +92,7 @@ pub fn ref_problem(name: &str) -> Option<String> {
 }
 
 /// The branch rules of an action's `branch`: the prefix, git's ref-name rules, the length.
-pub fn check(name: &str, at: &Pointer, out: &mut Vec<Finding>) {
+pub(crate) fn check(name: &str, at: &Pointer, out: &mut Vec<Finding>) {
     if !name.starts_with(BRANCH_PREFIX) || name.len() == BRANCH_PREFIX.len() {
         out.push(Finding::error(
             at,
@@ -123,7 +123,7 @@ pub fn check(name: &str, at: &Pointer, out: &mut Vec<Finding>) {
 }
 
 /// Whether `child` is a branch inside `parent`'s namespace (`a` and `a/b` clash in git).
-pub fn nests(parent: &str, child: &str) -> bool {
+pub(crate) fn nests(parent: &str, child: &str) -> bool {
     child
         .strip_prefix(parent)
         .is_some_and(|rest| rest.starts_with('/'))

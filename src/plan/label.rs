@@ -3,10 +3,10 @@
 use crate::finding::Code;
 
 /// GitHub's limit on label names.
-pub const MAX_LABEL_CHARS: usize = 50;
+pub(crate) const MAX_LABEL_CHARS: usize = 50;
 
 /// Why a forge would refuse (or mangle) `label`, or `None`.
-pub fn problem(label: &str) -> Option<(Code, String)> {
+pub(crate) fn problem(label: &str) -> Option<(Code, String)> {
     if label.is_empty() {
         Some((Code::LabelEmpty, "the label is empty".to_string()))
     } else if label.chars().count() > MAX_LABEL_CHARS {

@@ -12,17 +12,17 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::sync::LazyLock;
 
-pub mod branch;
-pub mod label;
+pub(crate) mod branch;
+pub(crate) mod label;
 mod parse;
 mod structure;
 
-pub use branch::split_branches;
+pub(crate) use branch::split_branches;
 pub use parse::{Parsed, parse};
 
 /// Plans larger than this are refused before parsing: real plans are a few kilobytes, and the limit
 /// bounds memory for hostile input.
-pub const MAX_PLAN_BYTES: usize = 10 * 1024 * 1024;
+pub(crate) const MAX_PLAN_BYTES: usize = 10 * 1024 * 1024;
 
 /// A dependency-maintenance plan written by an agent.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -12,17 +12,17 @@ use serde_json::Value;
 pub struct Parsed {
     pub repo_context: Option<RepoContext>,
     /// `repo_context` as JSON when it did not parse.
-    pub raw_repo_context: Option<Value>,
+    pub(crate) raw_repo_context: Option<Value>,
     pub actions: Vec<(usize, Action)>,
     /// Actions of a known `type` that did not parse, as JSON, with their index.
-    pub raw_actions: Vec<(usize, ActionType, Value)>,
+    pub(crate) raw_actions: Vec<(usize, ActionType, Value)>,
     /// How many entries `actions` had, well-formed or not.
-    pub action_count: usize,
+    pub(crate) action_count: usize,
 }
 
 impl Parsed {
     /// The complete plan, when every part of it parsed.
-    pub fn into_plan(self) -> Option<Plan> {
+    pub(crate) fn into_plan(self) -> Option<Plan> {
         let repo_context = self.repo_context?;
         if self.actions.len() != self.action_count {
             return None;

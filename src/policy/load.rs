@@ -6,14 +6,14 @@ use std::io::Read;
 use std::path::Path;
 
 /// The policy's path at the repository root.
-pub const POLICY_FILE: &str = ".quartermaster.toml";
+pub(crate) const POLICY_FILE: &str = ".quartermaster.toml";
 /// Longer than any real policy; a bigger file is refused, not read.
 const MAX_BYTES: u64 = 64 * 1024;
 
 /// The policy of the commit `commit` of `branch`, given what its tree holds at [`POLICY_FILE`]:
 /// `None` when nothing, `Some(Err(kind))` when not a regular file (a link, a directory, a
 /// submodule), else the file's bytes.
-pub fn from_tree(
+pub(crate) fn from_tree(
     entry: Option<Result<Vec<u8>, &'static str>>,
     branch: &str,
     commit: &str,
@@ -34,7 +34,7 @@ pub fn from_tree(
 }
 
 /// The policy in the operator's file `path` (`--policy`).
-pub fn from_file(path: &Path) -> Result<Policy, PolicyError> {
+pub(crate) fn from_file(path: &Path) -> Result<Policy, PolicyError> {
     let origin = path.display().to_string();
     let unreadable = |message: String| PolicyError::Unreadable {
         origin: origin.clone(),

@@ -31,7 +31,7 @@
 mod load;
 mod parse;
 
-pub use load::{POLICY_FILE, from_file, from_tree};
+pub(crate) use load::{POLICY_FILE, from_file, from_tree};
 pub use parse::parse;
 
 use crate::plan::UpdateType;
@@ -40,7 +40,7 @@ use serde::Serialize;
 use std::time::Duration;
 
 /// The release age every newly resolved version must have, when there is no policy file.
-pub const DEFAULT_MINIMUM_AGE: Duration = Duration::from_secs(3 * 24 * 3600);
+pub(crate) const DEFAULT_MINIMUM_AGE: Duration = Duration::from_secs(3 * 24 * 3600);
 
 /// The policy in force, and where it came from.
 #[derive(Debug, Clone, Serialize)]
@@ -51,7 +51,7 @@ pub struct Policy {
     pub release_age: ReleaseAge,
     pub advisories: Advisories,
     pub deprecated: Deprecated,
-    pub release_notes: ReleaseNotes,
+    pub(crate) release_notes: ReleaseNotes,
     /// Parsed and validated here; what a forge does with it is the engine's business.
     pub automerge: Automerge,
 }
@@ -63,15 +63,15 @@ pub struct ReleaseAge {
     #[serde(serialize_with = "serialize_age")]
     pub minimum: Duration,
     /// Package names exempt from the age gate (advisories and deprecations still apply).
-    pub exclude: NamePatterns,
+    pub(crate) exclude: NamePatterns,
     /// What a version whose publish time cannot be learned does.
-    pub unknown_publish_time: UnknownPublishTime,
+    pub(crate) unknown_publish_time: UnknownPublishTime,
 }
 
 /// `release-age.unknown-publish-time`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum UnknownPublishTime {
+pub(crate) enum UnknownPublishTime {
     /// The unit is refused (`policy.release_age_unknown`).
     Refuse,
     /// The version passes the age gate; the report says its age is unknown.
@@ -97,9 +97,9 @@ pub struct Deprecated {
 
 /// `[release-notes]`.
 #[derive(Debug, Clone, Serialize)]
-pub struct ReleaseNotes {
+pub(crate) struct ReleaseNotes {
     /// Put each direct update's release notes in its PR.
-    pub enabled: bool,
+    pub(crate) enabled: bool,
 }
 
 /// `[automerge]`: which PRs may merge themselves once their checks pass, and who reviews them.
@@ -125,7 +125,7 @@ impl Automerge {
 /// Package-name globs (`@acme/*`, `lodash`); a plain name matches that package.
 #[derive(Debug, Clone, Default, Serialize)]
 #[serde(transparent)]
-pub struct NamePatterns {
+pub(crate) struct NamePatterns {
     patterns: Vec<String>,
     #[serde(skip)]
     exact: GlobSet,
@@ -137,7 +137,7 @@ pub struct NamePatterns {
 impl NamePatterns {
     /// Whether `name` matches a pattern; `python` names match case- and separator-insensitively,
     /// as PyPI compares them.
-    pub fn matches(&self, name: &str, python: bool) -> bool {
+    pub(crate) fn matches(&self, name: &str, python: bool) -> bool {
         if python {
             self.python.is_match(normalize_python(name))
         } else {
@@ -145,7 +145,7 @@ impl NamePatterns {
         }
     }
 
-    pub fn patterns(&self) -> &[String] {
+    pub(crate) fn patterns(&self) -> &[String] {
         &self.patterns
     }
 }
@@ -215,7 +215,7 @@ impl Policy {
 }
 
 /// `3 days`, `36 hours`, `90 minutes`, `0`.
-pub fn describe_age(age: Duration) -> String {
+pub(crate) fn describe_age(age: Duration) -> String {
     let secs = age.as_secs();
     let plural = |n: u64, unit: &str| format!("{n} {unit}{}", if n == 1 { "" } else { "s" });
     match secs {

@@ -28,7 +28,7 @@ pub struct Warned {
 
 impl ActionReport {
     /// The frozen install commands that ran for `branch`, in order.
-    pub fn installs_of(&self, branch: &str) -> Vec<&InstallRecord> {
+    pub(crate) fn installs_of(&self, branch: &str) -> Vec<&InstallRecord> {
         self.installs
             .iter()
             .filter(|i| i.branch == branch)
@@ -37,7 +37,7 @@ impl ActionReport {
 
     /// The resolver warnings of `branch`'s build: its update commands' and its frozen install's,
     /// in the order they ran.
-    pub fn warnings_of(&self, branch: &str) -> Vec<Warned> {
+    pub(crate) fn warnings_of(&self, branch: &str) -> Vec<Warned> {
         let commands = self
             .commands
             .iter()

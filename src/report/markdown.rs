@@ -6,7 +6,7 @@ use crate::markdown::{cell, cell_code};
 use crate::sink::summary_block;
 
 impl RunReport {
-    pub fn to_markdown(&self) -> String {
+    pub(crate) fn to_markdown(&self) -> String {
         let s = &self.summary;
         let mut out = format!(
             "## Quartermaster: {} done, {} failed, {} skipped, {} denied",

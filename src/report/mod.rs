@@ -16,7 +16,7 @@ use crate::plan::{ActionType, UpdateType};
 use serde::{Deserialize, Serialize};
 
 /// Report format version; bumped on incompatible changes.
-pub const REPORT_VERSION: u32 = 1;
+pub(crate) const REPORT_VERSION: u32 = 1;
 
 /// How an action ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -369,7 +369,7 @@ impl ActionReport {
     }
 
     /// The toolchains checked for `branch`.
-    pub fn toolchains_of(&self, branch: &str) -> Vec<crate::toolchain::Check> {
+    pub(crate) fn toolchains_of(&self, branch: &str) -> Vec<crate::toolchain::Check> {
         self.toolchains
             .iter()
             .filter(|c| c.branch == branch)
@@ -379,7 +379,7 @@ impl ActionReport {
 
     /// Milliseconds spent in commands, installs and tests, the part of the run that is not
     /// Quartermaster's.
-    pub fn child_ms(&self) -> u64 {
+    pub(crate) fn child_ms(&self) -> u64 {
         let commands: u64 = self
             .commands
             .iter()
@@ -397,7 +397,7 @@ impl ActionReport {
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Summary {
+pub(crate) struct Summary {
     pub done: usize,
     pub failed: usize,
     pub skipped: usize,
@@ -413,7 +413,7 @@ fn is_none(n: &usize) -> bool {
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct Timing {
+pub(crate) struct Timing {
     pub total_ms: u64,
     /// Time spent in update commands and tests.
     pub commands_ms: u64,
@@ -424,7 +424,7 @@ pub struct Timing {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ValidationReport {
+pub(crate) struct ValidationReport {
     pub valid: bool,
     pub errors: Vec<Finding>,
     pub warnings: Vec<Finding>,
@@ -432,10 +432,10 @@ pub struct ValidationReport {
 
 /// The sandbox level a run had, and why stronger ones were not taken.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct IsolationReport {
+pub(crate) struct IsolationReport {
     pub level: crate::sandbox::Level,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub fallbacks: Vec<String>,
+    pub(crate) fallbacks: Vec<String>,
     /// The first of the uids the run's commands ran as (root levels).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub uid_base: Option<u32>,
@@ -446,7 +446,7 @@ pub struct IsolationReport {
 
 /// The resource limits of every unit of a run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct LimitsReport {
+pub(crate) struct LimitsReport {
     /// `cgroup v2`, `rlimits` or `none` (at isolation `none` no limit applies).
     pub by: String,
     /// Why the runner offered no cgroup, when rlimits hold instead.
@@ -457,7 +457,7 @@ pub struct LimitsReport {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct RunReport {
+pub(crate) struct RunReport {
     pub version: u32,
     pub quartermaster: String,
     pub started_at: String,
@@ -508,7 +508,7 @@ pub struct RunReport {
 
 impl RunReport {
     /// Fills the timing of this process, then the summary and exit code (see [`Self::tally`]).
-    pub fn conclude(&mut self, total_ms: u64) {
+    pub(crate) fn conclude(&mut self, total_ms: u64) {
         self.timing.total_ms = total_ms;
         self.timing.peak_memory_kb = peak_memory_kb();
         self.tally();
@@ -519,7 +519,7 @@ impl RunReport {
     /// was denied, landed only in part or was cancelled, 2 when the plan was invalid or the run
     /// could not start.
     /// Pure: merged reports use it too.
-    pub fn tally(&mut self) {
+    pub(crate) fn tally(&mut self) {
         let mut summary = Summary::default();
         for a in &self.actions {
             match a.status {
@@ -552,7 +552,7 @@ impl RunReport {
         };
     }
 
-    pub fn to_json(&self) -> String {
+    pub(crate) fn to_json(&self) -> String {
         let mut s = serde_json::to_string_pretty(self).expect("the report serialises");
         s.push('\n');
         s

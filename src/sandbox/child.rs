@@ -60,7 +60,7 @@ fn run_init(job: &Job, status: &StatusPipe) -> Result<(), SetupError> {
     nix::sys::prctl::set_dumpable(false).map_err(SetupError::call("dumpable"))?;
     // SAFETY: init is single-threaded (forked from the single-threaded helper).
     let command = match unsafe { nix::unistd::fork() }.map_err(SetupError::call("fork"))? {
-        ForkResult::Child => self::command(job, status),
+        ForkResult::Child => command(job, status),
         ForkResult::Parent { child } => child,
     };
     loop {
@@ -81,7 +81,7 @@ fn run_init(job: &Job, status: &StatusPipe) -> Result<(), SetupError> {
 }
 
 /// The fresh tmpfs mounts with no space left (seen from inside the command's namespace).
-fn full(fresh: &[std::path::PathBuf]) -> Vec<std::path::PathBuf> {
+fn full(fresh: &[PathBuf]) -> Vec<PathBuf> {
     fresh
         .iter()
         .filter(|path| {

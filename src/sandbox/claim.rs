@@ -10,15 +10,15 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 /// Where the lock files live: root-owned, on a file system that starts empty at boot.
-pub const CLAIMS_DIR: &str = "/run/quartermaster/uids";
+pub(crate) const CLAIMS_DIR: &str = "/run/quartermaster/uids";
 /// Ranges are this far apart: the most slots a run can have (`--jobs` is at most 16).
-pub const RANGE_STRIDE: u32 = 16;
+pub(crate) const RANGE_STRIDE: u32 = 16;
 /// How many ranges are tried before giving up.
 const RANGES_TRIED: u32 = 64;
 
 /// The uids a run holds; released when dropped (or when the process ends, however it ends).
 #[derive(Debug)]
-pub struct UidClaim {
+pub(crate) struct UidClaim {
     pub base: u32,
     _locks: Vec<File>,
 }

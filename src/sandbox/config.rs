@@ -198,11 +198,11 @@ pub struct SandboxConfig {
     pub uid_base: u32,
     /// Whether the next free range of uids may be taken when `uid_base`'s is in use (the base was
     /// not chosen by the operator).
-    pub uid_search: bool,
+    pub(crate) uid_search: bool,
     /// Where the locks that keep concurrent runs' uids apart live.
-    pub claims_dir: PathBuf,
+    pub(crate) claims_dir: PathBuf,
     /// Where unit directories (HOME, TMPDIR, work) are created.
-    pub state_dir: PathBuf,
+    pub(crate) state_dir: PathBuf,
     /// Quartermaster's private paths (its git mirror...), out of reach of every command.
     pub hidden: Vec<PathBuf>,
     /// The user's checkout, out of reach of every command.
@@ -210,9 +210,9 @@ pub struct SandboxConfig {
     /// The runner's file-command files (or their directory): out of reach, checked unchanged.
     pub file_commands: Vec<PathBuf>,
     /// The operator's HOME: hidden; toolchains under it are exposed read-only.
-    pub operator_home: Option<PathBuf>,
+    pub(crate) operator_home: Option<PathBuf>,
     /// More toolchain directories to expose read-only when they sit under a hidden path.
-    pub toolchain_dirs: Vec<PathBuf>,
+    pub(crate) toolchain_dirs: Vec<PathBuf>,
     /// The environment commands start from (PATH and toolchain homes are read from it).
     pub env: BTreeMap<OsString, OsString>,
     /// Programs the plan's commands run: the probe checks the sandbox identity can run them.

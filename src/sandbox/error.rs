@@ -72,12 +72,12 @@ pub enum SandboxError {
     Io {
         context: String,
         #[source]
-        source: std::io::Error,
+        source: io::Error,
     },
 }
 
 impl SandboxError {
-    pub(crate) fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> Self {
+    pub(crate) fn io(context: impl Into<String>) -> impl FnOnce(io::Error) -> Self {
         let context = context.into();
         move |source| SandboxError::Io { context, source }
     }

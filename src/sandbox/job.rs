@@ -12,12 +12,12 @@ pub(crate) struct Job {
     pub action: JobAction,
     pub cwd: PathBuf,
     pub env: Vec<(String, String)>,
-    pub timeout_ms: u64,
+    pub(crate) timeout_ms: u64,
     /// The slot identity commands run as (root levels).
     pub identity: Option<SlotIdentity>,
-    pub mounts: MountPlan,
+    pub(crate) mounts: MountPlan,
     /// Paths the final identity must neither read nor write: checked before `exec`.
-    pub protected: Vec<PathBuf>,
+    pub(crate) protected: Vec<PathBuf>,
     /// What the command may take of the runner (not applied at level `none`).
     pub limits: Limits,
     /// The unit's cgroup, which the helper joins before anything of the command starts.
@@ -27,7 +27,7 @@ pub(crate) struct Job {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct SlotIdentity {
     pub uid: u32,
-    pub gid: u32,
+    pub(crate) gid: u32,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -42,11 +42,11 @@ pub(crate) enum JobAction {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub(crate) struct MountPlan {
     /// Covered with an empty, read-only tmpfs (directories) or an empty mode-000 file.
-    pub hide: Vec<PathBuf>,
+    pub(crate) hide: Vec<PathBuf>,
     /// Replaced by a fresh, writable tmpfs (`/tmp`, `/var/tmp`, `/dev/shm`).
     pub fresh: Vec<PathBuf>,
     /// The size of each fresh tmpfs, in bytes (unlimited: half the memory, as tmpfs has).
-    pub fresh_size: Option<u64>,
+    pub(crate) fresh_size: Option<u64>,
     /// Kept visible (the rest of the file system becomes read-only).
     pub expose: Vec<Exposure>,
 }

@@ -24,13 +24,13 @@ pub struct Limits {
     /// Memory in bytes: the unit's under a cgroup, each process's writable memory otherwise.
     pub memory: Option<u64>,
     /// The largest file a command may write, in bytes.
-    pub file_size: Option<u64>,
+    pub(crate) file_size: Option<u64>,
     /// Files open at once, per process.
-    pub open_files: Option<u64>,
+    pub(crate) open_files: Option<u64>,
     /// The size of each fresh `/tmp`, `/var/tmp` and `/dev/shm`, in bytes (namespace levels).
     pub tmpfs: Option<u64>,
     /// The unit's CPU weight under a cgroup (1 to 10000; a cgroup's default is 100).
-    pub cpu_weight: Option<u64>,
+    pub(crate) cpu_weight: Option<u64>,
 }
 
 impl Default for Limits {

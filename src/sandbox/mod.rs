@@ -35,7 +35,7 @@ mod token;
 mod unit;
 
 pub use cgroup::CgroupError;
-pub use claim::{CLAIMS_DIR, RANGE_STRIDE};
+pub(crate) use claim::CLAIMS_DIR;
 pub use config::{
     CONTAINER_FILE_COMMANDS, DEFAULT_UID_BASE, FILE_COMMAND_VARS, Isolation, Level, SandboxConfig,
     Seed, ToolConfig,
@@ -45,6 +45,6 @@ pub use helper::{HELPER_ARG, enter_if_requested};
 pub use limits::{Limits, Size};
 pub use outcome::{Exit, OUTPUT_TAIL_BYTES, ProcessOutcome, redact};
 pub use probe::Sandbox;
-pub use spawn::interrupt;
-pub use token::{ParentEnv, parent_env, take_env, wipe_value};
+pub(crate) use spawn::interrupt;
+pub(crate) use token::{parent_env, take_env, wipe_value};
 pub use unit::{Cell, Program, UnitSpec};

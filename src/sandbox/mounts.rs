@@ -282,7 +282,7 @@ fn set_read_only(dirfd: libc::c_int, path: &Path, flags: libc::c_int) -> std::io
             path.as_ptr(),
             flags,
             &attr as *const MountAttr,
-            std::mem::size_of::<MountAttr>(),
+            size_of::<MountAttr>(),
         )
     };
     if rc == 0 {

@@ -52,8 +52,6 @@ pub struct ProcessOutcome {
     pub duration: Duration,
     /// The last `OUTPUT_TAIL_BYTES` of stdout and stderr, interleaved as written, secrets redacted.
     pub output_tail: String,
-    /// Total bytes the child wrote.
-    pub output_bytes: u64,
     /// The resource limit that stopped it, when one did: `killed: memory limit 4 GiB`.
     pub limit: Option<String>,
 }
@@ -73,7 +71,7 @@ impl ProcessOutcome {
 const REDACTION_MARGIN: usize = 4096;
 
 /// How much of a child's output a kept log holds at most.
-pub const LOG_BYTES: u64 = 8 * 1024 * 1024;
+pub(crate) const LOG_BYTES: u64 = 8 * 1024 * 1024;
 
 /// Reads everything, keeping only the last `OUTPUT_TAIL_BYTES` plus the redaction margin, and the
 /// first [`LOG_BYTES`] in `tee` (a private file, redacted into the kept log afterwards).

@@ -114,7 +114,7 @@ impl Sandbox {
     }
 
     /// Why stronger levels were not taken (empty when the first choice worked).
-    pub fn fallbacks(&self) -> &[String] {
+    pub(crate) fn fallbacks(&self) -> &[String] {
         &self.fallbacks
     }
 
@@ -124,17 +124,12 @@ impl Sandbox {
     }
 
     /// How the limits hold: `cgroup v2`, `rlimits` (with why no cgroup), or `none` (no sandbox).
-    pub fn limits_by(&self) -> (&'static str, Option<&str>) {
+    pub(crate) fn limits_by(&self) -> (&'static str, Option<&str>) {
         match (&self.cgroups, self.level) {
             (_, Level::None) => ("none", None),
             (Some(_), _) => ("cgroup v2", None),
             (None, _) => ("rlimits", self.cgroup_note.as_deref()),
         }
-    }
-
-    /// Checks the runner's file-command files are unchanged (also done after every command).
-    pub fn verify_file_commands(&self) -> Result<(), SandboxError> {
-        self.watch.verify_file_commands()
     }
 
     fn attempt(level: Level, config: &SandboxConfig) -> Result<Sandbox, LevelFailure> {
@@ -372,7 +367,7 @@ impl Sandbox {
     /// earlier one left there is removed). Only the slot's identity may enter the directory
     /// above it, and Quartermaster owns that one, so no command can open it to other slots; the
     /// workspace is handed to the slot when a unit lists it as writable.
-    pub fn slot_workspace(&self, slot: u32) -> Result<PathBuf, SandboxError> {
+    pub(crate) fn slot_workspace(&self, slot: u32) -> Result<PathBuf, SandboxError> {
         let dir = self.root.path().join(format!("slot-{slot}"));
         let io =
             |what: &str, path: &Path| SandboxError::io(format!("cannot {what} {}", path.display()));

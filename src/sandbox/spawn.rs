@@ -42,7 +42,7 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 /// every running one is killed with all it started, file permissions the sandbox changed are
 /// put back and its directories removed. Returns once the helpers are done, or after a few
 /// seconds.
-pub fn interrupt() {
+pub(crate) fn interrupt() {
     INTERRUPTED.store(true, Ordering::SeqCst);
     lock(&LIFELINES).clear();
     let (count, done) = &ACTIVE;

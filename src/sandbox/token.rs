@@ -9,7 +9,7 @@ use std::os::unix::fs::FileExt;
 /// Removes `name` from the environment and overwrites every `name=...` entry of the initial
 /// environment block with zeros; returns the value it had. Call it at start-up, before any other
 /// thread exists: it refuses to run otherwise.
-pub fn take_env(name: &str) -> Result<Option<OsString>, SandboxError> {
+pub(crate) fn take_env(name: &str) -> Result<Option<OsString>, SandboxError> {
     single_threaded(name)?;
     let value = std::env::var_os(name);
     // SAFETY: the process has a single thread (checked above), so nothing reads or writes the
@@ -23,7 +23,7 @@ pub fn take_env(name: &str) -> Result<Option<OsString>, SandboxError> {
 /// Removes every variable whose value contains `secret`, from the environment and from the
 /// initial block (a container action also receives its token as `INPUT_TOKEN`); returns their
 /// names. Same start-up rule as [`take_env`].
-pub fn wipe_value(secret: &str) -> Result<Vec<String>, SandboxError> {
+pub(crate) fn wipe_value(secret: &str) -> Result<Vec<String>, SandboxError> {
     if secret.is_empty() {
         return Ok(Vec::new());
     }
@@ -99,7 +99,7 @@ fn wipe_block(matches: impl Fn(&[u8]) -> bool) -> Result<(), SandboxError> {
 
 /// Whether the parent process's environment holds the token.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ParentEnv {
+pub(crate) enum ParentEnv {
     /// Quartermaster has no parent in its PID namespace (it is a container's PID 1).
     NoParent,
     Clean {
@@ -118,7 +118,7 @@ pub enum ParentEnv {
 }
 
 /// Reads `/proc/<ppid>/environ` for any variable whose value contains `secret`.
-pub fn parent_env(secret: &str) -> ParentEnv {
+pub(crate) fn parent_env(secret: &str) -> ParentEnv {
     let pid = std::os::unix::process::parent_id();
     if pid == 0 {
         return ParentEnv::NoParent;
@@ -147,7 +147,7 @@ pub fn parent_env(secret: &str) -> ParentEnv {
 
 impl ParentEnv {
     /// The warning to print, when there is one.
-    pub fn warning(&self) -> Option<String> {
+    pub(crate) fn warning(&self) -> Option<String> {
         match self {
             ParentEnv::Holds { pid, names } => Some(format!(
                 "the parent process (pid {pid}) holds the token in its environment ({}): anything that can read /proc/{pid}/environ can read it; start Quartermaster with `exec` (for example `exec quartermaster run ...`) so that no shell stays behind holding it",

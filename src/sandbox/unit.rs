@@ -63,7 +63,7 @@ impl Cell<'_> {
 
     /// Hands `path` (a tree Quartermaster wrote, such as a worktree it reset) to the slot's uid
     /// so that commands can write it; nothing to do when commands keep Quartermaster's uid.
-    pub fn grant(&self, path: &Path) -> Result<(), SandboxError> {
+    pub(crate) fn grant(&self, path: &Path) -> Result<(), SandboxError> {
         match self.identity {
             Some(owner) => layout::chown_tree(path, owner).map_err(SandboxError::io(format!(
                 "cannot hand {} to the sandbox user",
@@ -78,7 +78,7 @@ impl Cell<'_> {
     /// containment breach is an error; how the command itself ended is in the outcome.
     pub fn run(&self, command: &Program<'_>) -> Result<ProcessOutcome, SandboxError> {
         let started = Instant::now();
-        let finish = |exit: Exit, tail: &[u8], total: u64, full: &[String]| {
+        let finish = |exit: Exit, tail: &[u8], full: &[String]| {
             let output_tail = redacted_tail(&String::from_utf8_lossy(tail), command.secrets);
             let limit = (!exit.success())
                 .then(|| self.limit_bitten(&exit, full, &output_tail))
@@ -87,13 +87,12 @@ impl Cell<'_> {
                 exit,
                 duration: started.elapsed(),
                 output_tail,
-                output_bytes: total,
                 limit,
             }
         };
         if spawn::interrupted() {
             let exit = Exit::SpawnFailed("the run is being interrupted".into());
-            return Ok(finish(exit, b"", 0, &[]));
+            return Ok(finish(exit, b"", &[]));
         }
         let action = JobAction::Exec(command.argv.to_vec());
         let job = self.job(action, command.cwd, command.env, command.timeout)?;
@@ -120,7 +119,7 @@ impl Cell<'_> {
         let exit = verdict(ran.reports, command.timeout, self.identity)?;
         self.sandbox.watch.verify_file_commands()?;
         self.verify_seeds()?;
-        let outcome = finish(exit, &ran.tail, ran.total, &full);
+        let outcome = finish(exit, &ran.tail, &full);
         if let (Some(path), Some(tee)) = (command.log, tee.as_mut()) {
             let header = format!(
                 "$ {}  ({}, {:.1}s)",

@@ -18,13 +18,13 @@ use serde::{Deserialize, Serialize};
 use std::str::FromStr;
 
 /// The queue a run goes to unless `--queue` says otherwise: pangolin's own default queue name.
-pub const DEFAULT_QUEUE: &str = "default";
+pub(crate) const DEFAULT_QUEUE: &str = "default";
 /// The executor id unless `--executor` says otherwise.
-pub const DEFAULT_EXECUTOR: &str = "quartermaster";
+pub(crate) const DEFAULT_EXECUTOR: &str = "quartermaster";
 
 /// Why an export cannot be made.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ExportError {
+pub(crate) enum ExportError {
     #[error("`{0}` is not a repository as HOST/OWNER/NAME")]
     InvalidRepository(String),
     #[error("no repository to prefix the lock keys with")]
@@ -47,7 +47,7 @@ impl crate::hint::Hint for ExportError {
 
 /// A repository, `HOST/OWNER/NAME` (GitLab subgroups allowed: `HOST/GROUP/SUB/NAME`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Repository(String);
+pub(crate) struct Repository(String);
 
 impl FromStr for Repository {
     type Err = ExportError;
@@ -75,7 +75,7 @@ impl FromStr for Repository {
 }
 
 /// One name of an owner, group or project path, as GitHub and GitLab allow them.
-pub fn path_segment(p: &str) -> bool {
+pub(crate) fn path_segment(p: &str) -> bool {
     !p.is_empty()
         && p != "."
         && p != ".."
@@ -84,13 +84,13 @@ pub fn path_segment(p: &str) -> bool {
 }
 
 impl Repository {
-    pub fn as_str(&self) -> &str {
+    pub(crate) fn as_str(&self) -> &str {
         &self.0
     }
 
     /// The repository the CI job runs for: GitHub's `GITHUB_SERVER_URL` and `GITHUB_REPOSITORY`,
     /// or GitLab's `CI_SERVER_FQDN` (else `CI_SERVER_HOST`) and `CI_PROJECT_PATH`.
-    pub fn from_ci(var: impl Fn(&str) -> Option<String>) -> Result<Self, ExportError> {
+    pub(crate) fn from_ci(var: impl Fn(&str) -> Option<String>) -> Result<Self, ExportError> {
         let var = |name: &str| var(name).filter(|v| !v.is_empty());
         if let Some(repository) = var("GITHUB_REPOSITORY") {
             let server = var("GITHUB_SERVER_URL").unwrap_or_else(|| "https://github.com".into());
@@ -122,7 +122,7 @@ impl Repository {
 
 /// Where and how the run is submitted.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ExportOptions {
+pub(crate) struct ExportOptions {
     pub repository: Repository,
     pub queue: String,
     pub executor: String,
@@ -130,7 +130,7 @@ pub struct ExportOptions {
 
 impl ExportOptions {
     /// Options with pangolin's default queue and the `quartermaster` executor where not given.
-    pub fn new(
+    pub(crate) fn new(
         repository: Repository,
         queue: Option<String>,
         executor: Option<String>,
@@ -153,7 +153,7 @@ impl ExportOptions {
 
 /// pangolin's `Run`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Run {
+pub(crate) struct Run {
     pub id: String,
     pub queue: String,
     pub items: Vec<WorkItem>,
@@ -161,18 +161,18 @@ pub struct Run {
 
 /// pangolin's `WorkItem` (without `subagentShape` and `needs`, which Quartermaster never sets).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct WorkItem {
+pub(crate) struct WorkItem {
     pub id: String,
     pub executor: String,
     pub inputs: ActionInputs,
     pub depends_on: Vec<String>,
     #[serde(rename = "resourceLocks")]
-    pub resource_locks: Vec<String>,
+    pub(crate) resource_locks: Vec<String>,
 }
 
 /// What the executor receives for one action.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ActionInputs {
+pub(crate) struct ActionInputs {
     pub repository: String,
     pub plan_sha256: String,
     pub action_index: usize,
@@ -183,7 +183,12 @@ pub struct ActionInputs {
 /// repository and the plan: pangolin ignores the submission of a run id it already holds, so the
 /// same plan submitted twice runs once, and a new plan is a new run. The id uses only
 /// `[a-z0-9.-]`, as pangolin puts run ids into storage paths.
-pub fn export(plan: &Plan, plan_sha256: &str, ctx: &KeyContext, options: &ExportOptions) -> Run {
+pub(crate) fn export(
+    plan: &Plan,
+    plan_sha256: &str,
+    ctx: &KeyContext,
+    options: &ExportOptions,
+) -> Run {
     let prefix = options.repository.lock_prefix();
     let keys = schedule::ordered(&schedule::plan_keys(plan, ctx));
     let items = plan
@@ -228,7 +233,7 @@ fn run_id(repository: &str, plan_sha256: &str) -> String {
 }
 
 /// The run as pangolin's `plan.json`.
-pub fn to_json(run: &Run) -> String {
+pub(crate) fn to_json(run: &Run) -> String {
     let mut text = serde_json::to_string_pretty(run).expect("a run serialises");
     text.push('\n');
     text

@@ -18,7 +18,7 @@ use std::path::Path;
 
 /// Why reports cannot be merged.
 #[derive(Debug, thiserror::Error)]
-pub enum MergeError {
+pub(crate) enum MergeError {
     #[error("nothing to merge")]
     NoReports,
     #[error("cannot read {path}: {source}")]
@@ -94,7 +94,7 @@ impl crate::hint::Hint for MergeError {
 }
 
 /// Reads one report.
-pub fn read(path: &Path) -> Result<RunReport, MergeError> {
+pub(crate) fn read(path: &Path) -> Result<RunReport, MergeError> {
     let name = path.display().to_string();
     let bytes = std::fs::read(path).map_err(|source| MergeError::Read {
         path: name.clone(),
@@ -104,7 +104,7 @@ pub fn read(path: &Path) -> Result<RunReport, MergeError> {
 }
 
 /// Merges reports, each named (by its path) for the messages.
-pub fn merge(reports: Vec<(String, RunReport)>) -> Result<RunReport, MergeError> {
+pub(crate) fn merge(reports: Vec<(String, RunReport)>) -> Result<RunReport, MergeError> {
     let Some((first_name, first)) = reports.first() else {
         return Err(MergeError::NoReports);
     };

@@ -6,10 +6,10 @@
 //! child pipelines, pangolin-orchestrator's queue) can schedule safely, and puts the pieces'
 //! results back together.
 
-pub mod export;
-pub mod merge;
-pub mod only;
-pub mod shards;
+pub(crate) mod export;
+pub(crate) mod merge;
+pub(crate) mod only;
+pub(crate) mod shards;
 
 pub use only::{Only, OnlyError};
 

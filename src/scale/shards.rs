@@ -11,11 +11,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use yaml_rust2::{Yaml, YamlEmitter, yaml::Hash};
 
 /// The most jobs a GitHub Actions matrix may hold.
-pub const GITHUB_MATRIX_LIMIT: usize = 256;
+pub(crate) const GITHUB_MATRIX_LIMIT: usize = 256;
 
 /// Why shards cannot be cut or written.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ShardError {
+pub(crate) enum ShardError {
     #[error("--max must be at least 1")]
     ZeroMax,
     #[error("--max {0} is more than a GitHub matrix holds ({GITHUB_MATRIX_LIMIT} jobs)")]
@@ -52,7 +52,10 @@ impl crate::hint::Hint for ShardError {
 }
 
 /// The action indices of each shard, each ascending, shards ordered by their first action.
-pub fn shards<K: Ord>(keys: &[BTreeSet<K>], max: usize) -> Result<Vec<Vec<usize>>, ShardError> {
+pub(crate) fn shards<K: Ord>(
+    keys: &[BTreeSet<K>],
+    max: usize,
+) -> Result<Vec<Vec<usize>>, ShardError> {
     if max == 0 {
         return Err(ShardError::ZeroMax);
     }
@@ -74,7 +77,7 @@ pub fn shards<K: Ord>(keys: &[BTreeSet<K>], max: usize) -> Result<Vec<Vec<usize>
 }
 
 /// The connected components of the lock graph: actions are nodes, a shared key is an edge.
-pub fn components<K: Ord>(keys: &[BTreeSet<K>]) -> Vec<Vec<usize>> {
+pub(crate) fn components<K: Ord>(keys: &[BTreeSet<K>]) -> Vec<Vec<usize>> {
     let mut parent: Vec<usize> = (0..keys.len()).collect();
     fn root(parent: &mut [usize], mut i: usize) -> usize {
         while parent[i] != i {
@@ -112,7 +115,7 @@ fn only_values(shards: &[Vec<usize>]) -> Vec<String> {
 }
 
 /// `--format json`: every shard with its indices.
-pub fn to_json(shards: &[Vec<usize>], actions: usize) -> String {
+pub(crate) fn to_json(shards: &[Vec<usize>], actions: usize) -> String {
     let shards: Vec<Value> = shards
         .iter()
         .enumerate()
@@ -126,7 +129,7 @@ pub fn to_json(shards: &[Vec<usize>], actions: usize) -> String {
 
 /// `--format github-matrix`: one line for `$GITHUB_OUTPUT`, read back with `fromJSON` as a job's
 /// `strategy.matrix`; each job passes `matrix.only` to the action's `only` input.
-pub fn github_matrix(shards: &[Vec<usize>], max: usize) -> Result<String, ShardError> {
+pub(crate) fn github_matrix(shards: &[Vec<usize>], max: usize) -> Result<String, ShardError> {
     if max > GITHUB_MATRIX_LIMIT {
         return Err(ShardError::TooManyForGithub(max));
     }
@@ -140,13 +143,13 @@ pub fn github_matrix(shards: &[Vec<usize>], max: usize) -> Result<String, ShardE
 
 /// How the generated GitLab child pipeline finds its inputs.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GitlabOptions {
+pub(crate) struct GitlabOptions {
     /// The plan's path, as the parent pipeline's job left it in its artifacts.
     pub plan: String,
     /// The parent pipeline's job whose artifacts hold the plan.
-    pub plan_job: String,
+    pub(crate) plan_job: String,
     /// The masked CI/CD variable holding the project access token.
-    pub token_variable: String,
+    pub(crate) token_variable: String,
 }
 
 const GITLAB_HEADER: &str = "\
@@ -160,7 +163,7 @@ const GITLAB_HEADER: &str = "\
 /// image directly rather than the component, whose rules admit only scheduled and web pipelines
 /// (a child pipeline's source is `parent_pipeline`) and whose `resource_group` would serialise the
 /// shards. Nothing from the plan reaches the YAML but action indices.
-pub fn gitlab_pipeline(
+pub(crate) fn gitlab_pipeline(
     shards: &[Vec<usize>],
     options: &GitlabOptions,
 ) -> Result<String, ShardError> {

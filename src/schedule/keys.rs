@@ -45,7 +45,7 @@ pub struct KeyContext {
     /// The run's `--allow-mentions`: it changes the title Quartermaster posts, hence its hash.
     pub allow_mentions: bool,
     /// The checkout's workspaces (see [`WorkspaceRoots`]).
-    pub roots: WorkspaceRoots,
+    pub(crate) roots: WorkspaceRoots,
 }
 
 impl KeyContext {

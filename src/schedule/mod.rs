@@ -16,5 +16,4 @@ mod roots;
 mod scheduler;
 
 pub use keys::{KeyContext, LockKey, action_keys, ordered, plan_keys};
-pub use roots::WorkspaceRoots;
-pub use scheduler::{ScheduleError, Scheduler};
+pub(crate) use scheduler::Scheduler;

@@ -18,21 +18,22 @@ const MAX_MANIFEST_BYTES: u64 = 1024 * 1024;
 
 /// The workspace roots of a checkout, as repository-relative directories (`.` for the root).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct WorkspaceRoots {
+pub(crate) struct WorkspaceRoots {
     roots: BTreeSet<String>,
 }
 
 impl WorkspaceRoots {
     /// No workspace known: every working directory owns its lock files. Right for a plan read
     /// without its checkout, and for repositories without workspaces.
-    pub fn none() -> Self {
+    #[cfg(test)]
+    pub(crate) fn none() -> Self {
         Self::default()
     }
 
     /// The roots among `dirs` and their ancestors, read from the checkout. Symbolic links are not
     /// followed (a link could point anywhere on the machine), and unreadable or malformed
     /// manifests declare nothing.
-    pub fn discover<'a>(checkout: &Path, dirs: impl IntoIterator<Item = &'a str>) -> Self {
+    pub(crate) fn discover<'a>(checkout: &Path, dirs: impl IntoIterator<Item = &'a str>) -> Self {
         let mut candidates = BTreeSet::new();
         for dir in dirs {
             candidates.extend(ancestors(dir));
@@ -46,7 +47,7 @@ impl WorkspaceRoots {
 
     /// The directory whose lock files an action in `dir` changes: the outermost workspace root
     /// at or above `dir`, else `dir` itself.
-    pub fn lock_owner(&self, dir: &str) -> String {
+    pub(crate) fn lock_owner(&self, dir: &str) -> String {
         ancestors(dir)
             .into_iter()
             .find(|d| self.roots.contains(d))

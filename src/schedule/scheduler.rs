@@ -5,7 +5,7 @@ use std::num::NonZeroUsize;
 
 /// Misuse of the [`Scheduler`] by its caller.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ScheduleError {
+pub(crate) enum ScheduleError {
     #[error("action {index} cannot finish: the plan has {count} actions")]
     Unknown { index: usize, count: usize },
     #[error("action {0} cannot finish: it is not running")]
@@ -22,7 +22,7 @@ enum Phase {
 /// An action starts when a slot is free and every earlier action it shares a key with has
 /// finished. Pure bookkeeping: the caller runs the actions and reports when each finishes.
 #[derive(Debug, Clone)]
-pub struct Scheduler {
+pub(crate) struct Scheduler {
     /// For each action, the earlier actions it shares a key with.
     after: Vec<Vec<usize>>,
     phase: Vec<Phase>,
@@ -30,7 +30,7 @@ pub struct Scheduler {
 }
 
 impl Scheduler {
-    pub fn new<K: Ord>(keys: &[BTreeSet<K>], slots: NonZeroUsize) -> Self {
+    pub(crate) fn new<K: Ord>(keys: &[BTreeSet<K>], slots: NonZeroUsize) -> Self {
         let after = keys
             .iter()
             .enumerate()
@@ -44,12 +44,13 @@ impl Scheduler {
     }
 
     /// Marks as running, and returns in plan order, every action that may start now.
-    pub fn start(&mut self) -> Vec<usize> {
+    #[cfg(test)]
+    pub(crate) fn start(&mut self) -> Vec<usize> {
         std::iter::from_fn(|| self.start_one()).collect()
     }
 
     /// Marks as running, and returns, the first action in plan order that may start now.
-    pub fn start_one(&mut self) -> Option<usize> {
+    pub(crate) fn start_one(&mut self) -> Option<usize> {
         let running = self.phase.iter().filter(|p| **p == Phase::Running).count();
         if running >= self.slots {
             return None;
@@ -65,17 +66,17 @@ impl Scheduler {
     }
 
     /// Whether every action before `index` has finished.
-    pub fn finished_before(&self, index: usize) -> bool {
+    pub(crate) fn finished_before(&self, index: usize) -> bool {
         self.phase.iter().take(index).all(|p| *p == Phase::Finished)
     }
 
     /// Whether some action has not started yet.
-    pub fn is_waiting(&self) -> bool {
+    pub(crate) fn is_waiting(&self) -> bool {
         self.phase.contains(&Phase::Waiting)
     }
 
     /// Records that a running action has finished, freeing its slot and its keys.
-    pub fn finish(&mut self, index: usize) -> Result<(), ScheduleError> {
+    pub(crate) fn finish(&mut self, index: usize) -> Result<(), ScheduleError> {
         match self.phase.get(index) {
             None => Err(ScheduleError::Unknown {
                 index,
@@ -90,7 +91,8 @@ impl Scheduler {
     }
 
     /// Whether every action has finished.
-    pub fn is_done(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_done(&self) -> bool {
         self.phase.iter().all(|p| *p == Phase::Finished)
     }
 }

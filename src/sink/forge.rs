@@ -39,7 +39,7 @@ static SKIP_CI: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 /// Agent-written Markdown for a body or comment (see the module table).
-pub fn body(text: &str, allow_mentions: bool) -> String {
+pub(crate) fn body(text: &str, allow_mentions: bool) -> String {
     let cleaned: String = text
         .chars()
         .filter(|c| !c.is_control() || *c == '\n' || *c == '\t')
@@ -68,14 +68,14 @@ pub fn body(text: &str, allow_mentions: bool) -> String {
 
 /// Untrusted text shown on one line inside a body (a table cell, a list item): [`body`]'s rules,
 /// with control characters and line breaks made spaces.
-pub fn body_line(text: &str, allow_mentions: bool) -> String {
+pub(crate) fn body_line(text: &str, allow_mentions: bool) -> String {
     body(&one_line(text), allow_mentions)
 }
 
 /// One line of plain text, for a title or a commit message: control characters and line breaks
 /// become spaces, skip directives are broken, and mentions and references go in code spans,
 /// where neither a forge nor a commit parser reads them and nothing invisible is added.
-pub fn line(text: &str, allow_mentions: bool) -> String {
+pub(crate) fn line(text: &str, allow_mentions: bool) -> String {
     let text = break_skip_directives(&one_line(text));
     if allow_mentions {
         return text;
@@ -90,7 +90,7 @@ pub fn line(text: &str, allow_mentions: bool) -> String {
 /// A value from a lock file, a registry or a command, for a code span of Quartermaster's own
 /// Markdown: a code span already keeps mentions from notifying, but a squashed PR's commit
 /// message is plain text, where a reference would close an issue and a directive skip CI.
-pub fn literal(text: &str) -> String {
+pub(crate) fn literal(text: &str) -> String {
     let cleaned: String = text.chars().filter(|c| !c.is_control()).collect();
     break_references(&break_skip_directives(&cleaned))
 }

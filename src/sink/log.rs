@@ -10,7 +10,7 @@
 //! sequence inert, and lines are never allowed to start with `::`.
 
 /// `text` with every control character but the tab (line breaks too) written as an escape.
-pub fn visible(text: &str) -> String {
+pub(crate) fn visible(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         if c.is_control() && c != '\t' {
@@ -24,7 +24,7 @@ pub fn visible(text: &str) -> String {
 
 /// Text for the job log or the terminal, line by line: control characters made visible, and a
 /// line that would start with `::` shifted, so it cannot be a workflow command.
-pub fn terminal(text: &str) -> String {
+pub(crate) fn terminal(text: &str) -> String {
     text.split('\n')
         .map(|line| {
             let line = visible(line.strip_suffix('\r').unwrap_or(line));
@@ -40,7 +40,7 @@ pub fn terminal(text: &str) -> String {
 
 /// The lines that show `text` (untrusted, several lines) on GitHub Actions with every workflow
 /// command in it suspended by `token`.
-pub fn github_quoted(token: &str, text: &str) -> Vec<String> {
+pub(crate) fn github_quoted(token: &str, text: &str) -> Vec<String> {
     let mut lines = vec![format!("::stop-commands::{token}")];
     lines.extend(text.lines().map(terminal));
     lines.push(format!("::{token}::"));
@@ -49,7 +49,7 @@ pub fn github_quoted(token: &str, text: &str) -> Vec<String> {
 
 /// A fenced block for the Markdown summary holding a child's output, which can neither close
 /// the fence nor carry an escape sequence or a carriage return.
-pub fn summary_block(text: &str) -> String {
+pub(crate) fn summary_block(text: &str) -> String {
     let text: Vec<String> = text.lines().map(visible).collect();
     let text = text.join("\n");
     let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);

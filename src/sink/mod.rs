@@ -14,7 +14,7 @@
 //! quick actions, markers or control characters through.
 
 mod forge;
-pub mod log;
+pub(crate) mod log;
 
-pub use forge::{body, body_line, line, literal};
-pub use log::{summary_block, terminal, visible};
+pub(crate) use forge::{body, body_line, line, literal};
+pub(crate) use log::{summary_block, terminal};

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 
 /// One newly resolved version.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Candidate {
+pub(crate) struct Candidate {
     pub ecosystem: Ecosystem,
     pub name: String,
     pub version: String,
@@ -20,7 +20,7 @@ pub struct Candidate {
 
 impl Candidate {
     /// Whether its names compare as PyPI's do.
-    pub fn is_python(&self) -> bool {
+    pub(crate) fn is_python(&self) -> bool {
         matches!(
             self.ecosystem,
             Ecosystem::Pip | Ecosystem::Poetry | Ecosystem::Uv
@@ -29,7 +29,7 @@ impl Candidate {
 }
 
 /// Every version `diff` newly resolves from a registry, in lock order.
-pub fn newly_resolved(diff: &Diff) -> Vec<Candidate> {
+pub(crate) fn newly_resolved(diff: &Diff) -> Vec<Candidate> {
     let mut out = Vec::new();
     for eco in &diff.ecosystems {
         let mut seen = BTreeSet::new();

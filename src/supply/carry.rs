@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 /// What was found, and how it reaches the units.
 #[derive(Debug, Default)]
-pub struct Carried {
+pub(crate) struct Carried {
     /// Configuration files copied read-only into every unit.
     pub seeds: Vec<Seed>,
     /// Variables passed to every command.
@@ -24,7 +24,7 @@ pub struct Carried {
     /// Directories commands may read (a local cargo registry).
     pub expose: Vec<PathBuf>,
     /// Registry hosts the carried configuration points at: lock files may resolve from them.
-    pub hosts: BTreeSet<String>,
+    pub(crate) hosts: BTreeSet<String>,
     /// What was carried, for the start-up line (names and paths, never values).
     pub found: Vec<String>,
 }
@@ -54,7 +54,7 @@ const GO_VARS: &[&str] = &[
 /// Finds the registry configuration of `ecosystems` in the operator's environment `operator`
 /// (and HOME), leaving alone the tools `explicit` configures and the variables `extra_env`
 /// already passes.
-pub fn discover(
+pub(crate) fn discover(
     ecosystems: &BTreeSet<Ecosystem>,
     explicit: &[Seed],
     extra_env: &[String],

@@ -18,20 +18,20 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A response: its status and body.
 #[derive(Debug)]
-pub struct Fetched {
+pub(crate) struct Fetched {
     pub status: u16,
     pub body: Vec<u8>,
 }
 
 impl Fetched {
-    pub fn ok(&self) -> bool {
+    pub(crate) fn ok(&self) -> bool {
         (200..300).contains(&self.status)
     }
 }
 
 /// Why a request had no answer.
 #[derive(Debug, Clone, thiserror::Error)]
-pub enum FetchError {
+pub(crate) enum FetchError {
     #[error("{host} could not be reached: {why}")]
     Unreachable { host: String, why: String },
     #[error("{host} answered {status}")]
@@ -57,14 +57,14 @@ pub struct ClientError(#[source] reqwest::Error);
 
 /// A request header; a secret one is never logged and marked sensitive on the wire.
 #[derive(Clone)]
-pub enum Header {
+pub(crate) enum Header {
     Plain(&'static str, String),
     Secret(&'static str, SecretString),
 }
 
 /// The HTTP client of a run (or of the MCP server), shared by every lookup.
 #[derive(Clone)]
-pub struct Http {
+pub(crate) struct Http {
     client: reqwest::Client,
     slots: Arc<Semaphore>,
     /// Hosts that could not be reached after every attempt: asked no more in this run, so that an
@@ -73,7 +73,7 @@ pub struct Http {
 }
 
 impl Http {
-    pub fn new() -> Result<Self, ClientError> {
+    pub(crate) fn new() -> Result<Self, ClientError> {
         let client = reqwest::Client::builder()
             .connect_timeout(CONNECT_TIMEOUT)
             .timeout(REQUEST_TIMEOUT)
@@ -88,7 +88,7 @@ impl Http {
     }
 
     /// `GET url`, with `headers`, reading at most `limit` bytes of body.
-    pub async fn get(
+    pub(crate) async fn get(
         &self,
         url: &str,
         headers: &[Header],
@@ -105,7 +105,7 @@ impl Http {
     }
 
     /// `POST url` with a JSON body.
-    pub async fn post_json(
+    pub(crate) async fn post_json(
         &self,
         url: &str,
         body: &serde_json::Value,

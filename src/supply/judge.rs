@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 /// What was learned for a unit's candidates.
-pub struct Gathered {
+pub(crate) struct Gathered {
     /// Per candidate index: the registry's facts, or why there are none. Absent: not asked.
     pub facts: HashMap<usize, Result<Facts, LookupError>>,
     /// The advisories affecting each version asked about, or why OSV could not say.
@@ -37,7 +37,7 @@ pub struct Checked {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub advisories: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub withdrawn: Option<String>,
+    pub(crate) withdrawn: Option<String>,
 }
 
 /// A refusal: the code, the package and version, and the message naming them.
@@ -68,18 +68,18 @@ pub struct Screening {
     pub fixes: Vec<Fix>,
     /// Why advisories were not checked, when the policy let the unit go on without them.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub advisories_unchecked: Option<String>,
+    pub(crate) advisories_unchecked: Option<String>,
 }
 
 impl Screening {
     /// Whether the update fixes a known advisory (its PR is a security update).
-    pub fn is_security_fix(&self) -> bool {
+    pub(crate) fn is_security_fix(&self) -> bool {
         !self.fixes.is_empty()
     }
 }
 
 /// Applies `policy` at `now` to `candidates` and what was `gathered` about them.
-pub fn judge(
+pub(crate) fn judge(
     policy: &Policy,
     now: SystemTime,
     candidates: &[Candidate],
@@ -277,7 +277,7 @@ fn age_verdict(
 }
 
 /// `GHSA-… (high)`.
-pub fn describe_advisory(a: &Advisory) -> String {
+pub(crate) fn describe_advisory(a: &Advisory) -> String {
     match &a.severity {
         Some(s) if !s.contains(' ') => format!("{} ({s})", a.id),
         _ => a.id.clone(),
@@ -285,7 +285,7 @@ pub fn describe_advisory(a: &Advisory) -> String {
 }
 
 /// An age in its two largest units: `2 days 4 hours`, `35 minutes`.
-pub fn age_text(age: Duration) -> String {
+pub(crate) fn age_text(age: Duration) -> String {
     let secs = age.as_secs();
     let units = [
         (86_400, "day"),

@@ -12,18 +12,18 @@
 //! - [`registries`] and [`carry`]: the operator's registry configuration, found, carried into
 //!   units and asked.
 
-pub mod candidates;
-pub mod carry;
-pub mod check;
-pub mod client;
-pub mod judge;
-pub mod lookup;
-pub mod notes;
-pub mod osv;
-pub mod registries;
-pub mod text;
+pub(crate) mod candidates;
+pub(crate) mod carry;
+pub(crate) mod check;
+pub(crate) mod client;
+pub(crate) mod judge;
+pub(crate) mod lookup;
+pub(crate) mod notes;
+pub(crate) mod osv;
+pub(crate) mod registries;
+pub(crate) mod text;
 
-pub use candidates::{Candidate, newly_resolved};
+pub(crate) use candidates::{Candidate, newly_resolved};
 pub use judge::{Checked, Fix, PackageRefusal, Screening};
 
 use crate::policy::Policy;
@@ -38,7 +38,7 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 /// The host of a URL as written (`https://user@host:8080/x` → `host:8080`).
-pub fn host_of(url: &str) -> &str {
+pub(crate) fn host_of(url: &str) -> &str {
     let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
     let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
     authority.rsplit('@').next().unwrap_or_default()
@@ -95,7 +95,7 @@ impl Screener {
 
     /// Screens a unit's newly resolved versions; blocks the calling thread (a worker, not one of
     /// the runtime's) until the lookups are done.
-    pub fn screen(self: &Arc<Self>, candidates: Vec<Candidate>) -> (Screening, Vec<Notes>) {
+    pub(crate) fn screen(self: &Arc<Self>, candidates: Vec<Candidate>) -> (Screening, Vec<Notes>) {
         let me = self.clone();
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
         self.runtime.spawn(async move {

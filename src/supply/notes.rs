@@ -46,7 +46,7 @@ pub enum Found {
 }
 
 /// Which update the notes are for.
-pub struct Wanted<'a> {
+pub(crate) struct Wanted<'a> {
     pub ecosystem: Ecosystem,
     pub name: &'a str,
     pub from: Option<&'a str>,
@@ -55,7 +55,7 @@ pub struct Wanted<'a> {
     pub changelog: Option<&'a str>,
 }
 
-pub async fn find(http: &Http, apis: &NotesApis, wanted: &Wanted<'_>) -> Found {
+pub(crate) async fn find(http: &Http, apis: &NotesApis, wanted: &Wanted<'_>) -> Found {
     let fallback = || match wanted.changelog.or(wanted.repository) {
         Some(url) if url.starts_with("https://") => Found::Link(url.to_string()),
         _ => Found::Unavailable("the registry names no source repository".into()),
@@ -102,7 +102,7 @@ pub async fn find(http: &Http, apis: &NotesApis, wanted: &Wanted<'_>) -> Found {
 
 /// Why a forge's release list could not be read.
 #[derive(Debug, thiserror::Error)]
-pub enum ReleasesError {
+pub(crate) enum ReleasesError {
     #[error(transparent)]
     Fetch(#[from] FetchError),
     #[error("the {forge} API answered HTTP {status}")]

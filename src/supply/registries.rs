@@ -12,15 +12,15 @@ use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-pub const NPM: &str = "https://registry.npmjs.org/";
-pub const PYPI: &str = "https://pypi.org/simple/";
-pub const CRATES_IO_INDEX: &str = "https://index.crates.io/";
-pub const RUBYGEMS: &str = "https://rubygems.org/";
-pub const GO_PROXY: &str = "https://proxy.golang.org";
+pub(crate) const NPM: &str = "https://registry.npmjs.org/";
+pub(crate) const PYPI: &str = "https://pypi.org/simple/";
+pub(crate) const CRATES_IO_INDEX: &str = "https://index.crates.io/";
+pub(crate) const RUBYGEMS: &str = "https://rubygems.org/";
+pub(crate) const GO_PROXY: &str = "https://proxy.golang.org";
 
 /// Where one lookup goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Endpoint {
+pub(crate) enum Endpoint {
     /// An npm registry (base URL ending in `/`), with the credential npm would send to it.
     Npm {
         base: String,
@@ -42,7 +42,7 @@ pub enum Endpoint {
 
 /// An `Authorization` value, kept out of every log and report.
 #[derive(Clone)]
-pub struct Credential(pub SecretString);
+pub(crate) struct Credential(pub SecretString);
 
 impl std::fmt::Debug for Credential {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -80,7 +80,7 @@ pub struct Registries {
 impl Registries {
     /// What the tool configurations `seeds` and the commands' environment `env` configure;
     /// `${VAR}` in an npmrc is expanded from `operator` (where `NODE_AUTH_TOKEN` lives).
-    pub fn from_config(
+    pub(crate) fn from_config(
         seeds: &[Seed],
         env: &BTreeMap<OsString, OsString>,
         operator: &BTreeMap<OsString, OsString>,
@@ -133,7 +133,7 @@ impl Registries {
     }
 
     /// Where to ask about `name` locked from `source` by `ecosystem`'s tool.
-    pub fn endpoint(&self, ecosystem: Ecosystem, name: &str, source: &Source) -> Endpoint {
+    pub(crate) fn endpoint(&self, ecosystem: Ecosystem, name: &str, source: &Source) -> Endpoint {
         match ecosystem {
             Ecosystem::Npm | Ecosystem::Yarn | Ecosystem::Pnpm | Ecosystem::Bun => {
                 self.npm(ecosystem, name)
@@ -407,7 +407,7 @@ fn bundle_mirrors(text: &str) -> BTreeMap<String, String> {
 }
 
 /// The directory of a cargo local registry the configuration names, if any (to expose it).
-pub fn local_registry_dir(config: &Path) -> Option<PathBuf> {
+pub(crate) fn local_registry_dir(config: &Path) -> Option<PathBuf> {
     let text = std::fs::read_to_string(config).ok()?;
     match crates_io_replacement(&text)? {
         Endpoint::CratesLocal { dir } => Some(dir),

@@ -18,7 +18,7 @@ const MAX_PACKAGE: usize = 6_000;
 const MAX_NOTES: usize = 20_000;
 
 /// The title of a PR whose update fixes known advisories says so.
-pub fn security_title(title: &str) -> String {
+pub(crate) fn security_title(title: &str) -> String {
     if title.to_lowercase().contains("[security]") {
         title.to_string()
     } else {
@@ -27,7 +27,7 @@ pub fn security_title(title: &str) -> String {
 }
 
 /// The PR's sections: the fixed advisories first, then what was checked, then release notes.
-pub fn sections(
+pub(crate) fn sections(
     screening: &Screening,
     notes: &[Notes],
     policy: &Policy,

@@ -4,7 +4,7 @@ use super::{DeclaredVersion, Rule, ToolchainVerdict};
 use std::str::FromStr;
 
 /// The verdict, and why a declaration could not be checked.
-pub fn compare(
+pub(crate) fn compare(
     declared: &DeclaredVersion,
     found: Option<&str>,
 ) -> (ToolchainVerdict, Option<String>) {
@@ -71,7 +71,7 @@ fn padded(v: &[u64], len: usize) -> Vec<u64> {
 
 /// The numeric components a version begins with: `v20.11.1` → 20, 11, 1; `1.21rc1` → 1, 21;
 /// `lts/*` → none.
-pub fn components(version: &str) -> Option<Vec<u64>> {
+pub(crate) fn components(version: &str) -> Option<Vec<u64>> {
     let v = version.trim();
     let v = v.strip_prefix(['v', 'V']).unwrap_or(v);
     let numeric: String = v

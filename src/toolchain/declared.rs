@@ -8,7 +8,7 @@ use crate::changes::read::Place;
 use std::path::Path;
 
 #[derive(Debug, thiserror::Error)]
-pub enum DeclaredError {
+pub(crate) enum DeclaredError {
     #[error(transparent)]
     Read(#[from] ChangesError),
     #[error("cannot parse {file}: {message}")]
@@ -16,7 +16,7 @@ pub enum DeclaredError {
 }
 
 /// The declarations for `tools` seen from `dir`, a directory of the checkout at `root`.
-pub fn read(
+pub(crate) fn read(
     root: &Path,
     dir: &Path,
     tools: &[Tool],

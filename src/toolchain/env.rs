@@ -17,7 +17,7 @@ static GO_VERSION: LazyLock<regex::Regex> = LazyLock::new(|| {
 });
 
 /// The variables, for downloads allowed (`install`) or not.
-pub fn variables(install: bool) -> [(&'static str, &'static str); 4] {
+pub(crate) fn variables(install: bool) -> [(&'static str, &'static str); 4] {
     if install {
         [
             ("GOTOOLCHAIN", "local+auto"),
@@ -37,7 +37,7 @@ pub fn variables(install: bool) -> [(&'static str, &'static str); 4] {
 
 /// Sets the variables in a child environment; one the operator passes by name with extra-env
 /// (`extra`) keeps the operator's value.
-pub fn apply(env: &mut BTreeMap<OsString, OsString>, install: bool, extra: &[String]) {
+pub(crate) fn apply(env: &mut BTreeMap<OsString, OsString>, install: bool, extra: &[String]) {
     for (name, value) in variables(install) {
         let passed = extra.iter().any(|e| e == name) && env.contains_key(&OsString::from(name));
         if !passed {
@@ -49,7 +49,7 @@ pub fn apply(env: &mut BTreeMap<OsString, OsString>, install: bool, extra: &[Str
 /// With the opt-in (`GOTOOLCHAIN=local+auto`), the toolchain go.mod's `toolchain` line names is
 /// the one to run: `go1.22.3+auto` has Go fetch it (and a newer one only when go.mod requires
 /// it), as Dependabot does. `None` leaves the environment as it is.
-pub fn go_toolchain(
+pub(crate) fn go_toolchain(
     env: &BTreeMap<OsString, OsString>,
     declared: &[DeclaredVersion],
 ) -> Option<String> {

@@ -8,7 +8,7 @@ static VERSION: LazyLock<regex::Regex> = LazyLock::new(|| {
 });
 
 /// The version in a tool's output, when it printed one.
-pub fn version_in(output: &str) -> Option<String> {
+pub(crate) fn version_in(output: &str) -> Option<String> {
     VERSION.find(output).map(|m| m.as_str().to_string())
 }
 

@@ -5,10 +5,10 @@
 //! own rule ([`compare`]). [`env`] keeps version managers from downloading toolchains unless the
 //! operator opts in.
 
-pub mod compare;
-pub mod declared;
-pub mod env;
-pub mod machine;
+pub(crate) mod compare;
+pub(crate) mod declared;
+pub(crate) mod env;
+pub(crate) mod machine;
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -62,7 +62,7 @@ impl Tool {
 
     /// The tools the commands of a mission ecosystem run (by the names the default mission
     /// gives its ecosystems); an ecosystem it does not know declares nothing.
-    pub fn of_ecosystem(ecosystem: &str) -> &'static [Tool] {
+    pub(crate) fn of_ecosystem(ecosystem: &str) -> &'static [Tool] {
         match ecosystem {
             "go" => &[Tool::Go],
             "npm" => &[Tool::Node, Tool::Npm],
@@ -156,7 +156,7 @@ impl Check {
     }
 
     /// `rustc: rust-toolchain.toml declares 1.70.0, found 1.95.0`.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let found = match &self.found {
             Some(v) => format!("found {v}"),
             None => "not found".to_string(),
@@ -196,7 +196,7 @@ impl std::str::FromStr for ToolchainPolicy {
 }
 
 /// The tools the unit's ecosystems run, each once.
-pub fn tools<'e>(ecosystems: impl IntoIterator<Item = &'e str>) -> Vec<Tool> {
+pub(crate) fn tools<'e>(ecosystems: impl IntoIterator<Item = &'e str>) -> Vec<Tool> {
     let mut tools: Vec<Tool> = ecosystems
         .into_iter()
         .flat_map(|e| Tool::of_ecosystem(e).iter().copied())

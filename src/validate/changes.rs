@@ -11,12 +11,12 @@ use std::collections::HashMap;
 
 /// The commands and the test command of one action, as the mission matched them; `None` where a
 /// command or the test command was refused.
-pub struct Matched {
+pub(crate) struct Matched {
     pub commands: Option<Vec<CommandMatch>>,
     pub test: Option<TestCommand>,
 }
 
-pub fn check(
+pub(super) fn check(
     view: &View,
     mission: &Mission,
     declared: &[String],

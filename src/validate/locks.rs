@@ -10,7 +10,7 @@ use std::path::Path;
 
 /// `validation` with the findings the lock files of `checkout` add; a plan they find errors in
 /// is no longer valid. A lock file that cannot be read adds nothing: the run reads it again.
-pub fn against_checkout(mut validation: Validation, checkout: &Path) -> Validation {
+pub(crate) fn against_checkout(mut validation: Validation, checkout: &Path) -> Validation {
     let Some(plan) = &validation.plan else {
         return validation;
     };

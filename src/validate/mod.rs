@@ -15,7 +15,7 @@ mod text;
 mod validated;
 mod view;
 
-pub use locks::against_checkout;
+pub(crate) use locks::against_checkout;
 pub use validated::{Recipe, Step, ValidatedPlan};
 
 use crate::finding::{Code, Finding, Pointer};
@@ -26,19 +26,19 @@ use std::collections::BTreeMap;
 use view::{ContextView, View};
 
 /// The most actions a plan may hold.
-pub const MAX_ACTIONS: usize = 20;
+pub(crate) const MAX_ACTIONS: usize = 20;
 /// Commands per action; more is a sign of a confused plan, and each one is a process.
-pub const MAX_COMMANDS: usize = 20;
+pub(crate) const MAX_COMMANDS: usize = 20;
 /// Updates per action; a PR body lists them all.
-pub const MAX_UPDATES: usize = 50;
+pub(crate) const MAX_UPDATES: usize = 50;
 /// Labels per action.
-pub const MAX_LABELS: usize = 20;
+pub(crate) const MAX_LABELS: usize = 20;
 /// GitLab's limit on titles (GitHub allows 256).
-pub const MAX_TITLE_CHARS: usize = 255;
+pub(crate) const MAX_TITLE_CHARS: usize = 255;
 /// Longest package name or version string in `updates`.
 const MAX_UPDATE_FIELD: usize = 214;
 /// Ecosystems a plan may mention even if the active mission has no commands for them.
-pub const KNOWN_ECOSYSTEMS: &[&str] = &[
+pub(crate) const KNOWN_ECOSYSTEMS: &[&str] = &[
     "go", "npm", "yarn", "pnpm", "bun", "pip", "poetry", "uv", "bundle", "cargo",
 ];
 

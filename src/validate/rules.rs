@@ -10,7 +10,12 @@ use crate::plan::{self, branch};
 use std::collections::BTreeMap;
 
 /// Rules for `repo_context`.
-pub fn repo_context(ctx: &ContextView, mission: &Mission, at: &Pointer, out: &mut Vec<Finding>) {
+pub(super) fn repo_context(
+    ctx: &ContextView,
+    mission: &Mission,
+    at: &Pointer,
+    out: &mut Vec<Finding>,
+) {
     let known: Vec<&str> = KNOWN_ECOSYSTEMS
         .iter()
         .copied()
@@ -72,7 +77,7 @@ pub fn repo_context(ctx: &ContextView, mission: &Mission, at: &Pointer, out: &mu
 }
 
 /// Rules for one action; for those that run commands, what their commands matched.
-pub fn action_rules(
+pub(crate) fn action_rules(
     view: &View,
     mission: &Mission,
     declared: &[String],
@@ -132,7 +137,7 @@ pub fn action_rules(
 }
 
 /// Rules across actions: branches that collide, packages updated twice in one directory.
-pub fn cross_action_rules(views: &[(usize, View)], out: &mut Vec<Finding>) {
+pub(crate) fn cross_action_rules(views: &[(usize, View)], out: &mut Vec<Finding>) {
     let root = Pointer::root();
     // Every branch an action may push: its own, and for split strategies one per update.
     let mut taken: Vec<(usize, String, String)> = Vec::new();

@@ -4,7 +4,7 @@ use super::{MAX_BODY_CHARS, MAX_LABELS, MAX_TITLE_CHARS};
 use crate::finding::{Code, Finding, Pointer, clip};
 
 /// A path relative to the checkout, in normal form, outside `.git`.
-pub fn relative_path(path: &str, at: &Pointer, out: &mut Vec<Finding>) {
+pub(crate) fn relative_path(path: &str, at: &Pointer, out: &mut Vec<Finding>) {
     let mut fail = |code: Code, why: &str| {
         out.push(Finding::error(at, code, format!("`{}` {why}", clip(path))));
     };
@@ -55,7 +55,7 @@ pub fn relative_path(path: &str, at: &Pointer, out: &mut Vec<Finding>) {
     }
 }
 
-pub fn id(value: u64, at: &Pointer, out: &mut Vec<Finding>) {
+pub(super) fn id(value: u64, at: &Pointer, out: &mut Vec<Finding>) {
     if value == 0 {
         out.push(Finding::error(
             at,
@@ -65,7 +65,7 @@ pub fn id(value: u64, at: &Pointer, out: &mut Vec<Finding>) {
     }
 }
 
-pub fn title(text: &str, at: &Pointer, out: &mut Vec<Finding>) {
+pub(super) fn title(text: &str, at: &Pointer, out: &mut Vec<Finding>) {
     if text.trim().is_empty() {
         out.push(Finding::error(at, Code::TitleEmpty, "the title is empty"));
     } else if text.chars().count() > MAX_TITLE_CHARS {
@@ -86,7 +86,7 @@ pub fn title(text: &str, at: &Pointer, out: &mut Vec<Finding>) {
     }
 }
 
-pub fn body(text: &str, at: &Pointer, required: bool, out: &mut Vec<Finding>) {
+pub(super) fn body(text: &str, at: &Pointer, required: bool, out: &mut Vec<Finding>) {
     let chars = text.chars().count();
     if required && text.trim().is_empty() {
         out.push(Finding::error(at, Code::TextEmpty, "the text is empty"));
@@ -101,7 +101,7 @@ pub fn body(text: &str, at: &Pointer, required: bool, out: &mut Vec<Finding>) {
     }
 }
 
-pub fn labels(list: &[String], at: &Pointer, out: &mut Vec<Finding>) {
+pub(super) fn labels(list: &[String], at: &Pointer, out: &mut Vec<Finding>) {
     if list.len() > MAX_LABELS {
         out.push(Finding::error(
             at,
@@ -130,6 +130,6 @@ pub fn labels(list: &[String], at: &Pointer, out: &mut Vec<Finding>) {
     }
 }
 
-pub fn too_long(at: Pointer, max: usize) -> Finding {
+pub(super) fn too_long(at: Pointer, max: usize) -> Finding {
     Finding::error(at, Code::TooLong, format!("longer than {max} characters"))
 }

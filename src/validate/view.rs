@@ -8,7 +8,7 @@ use serde_json::Value;
 
 /// The fields of `repo_context`.
 #[derive(Debug, Default)]
-pub struct ContextView {
+pub(crate) struct ContextView {
     pub ecosystems: Vec<String>,
     pub test_command: Option<String>,
     pub default_branch: Option<String>,
@@ -16,7 +16,7 @@ pub struct ContextView {
 }
 
 impl ContextView {
-    pub fn typed(ctx: &RepoContext) -> Self {
+    pub(super) fn typed(ctx: &RepoContext) -> Self {
         Self {
             ecosystems: ctx.ecosystems.clone(),
             test_command: ctx.test_command.clone(),
@@ -25,7 +25,7 @@ impl ContextView {
         }
     }
 
-    pub fn raw(ctx: &Value) -> Self {
+    pub(super) fn raw(ctx: &Value) -> Self {
         Self {
             ecosystems: field(ctx, "ecosystems").unwrap_or_default(),
             test_command: field(ctx, "test_command"),
@@ -37,7 +37,7 @@ impl ContextView {
 
 /// The fields of one action.
 #[derive(Debug, Default)]
-pub struct View {
+pub(crate) struct View {
     pub kind: Option<ActionType>,
     /// Every field parsed: rules that compare fields with each other may run.
     pub complete: bool,
@@ -52,24 +52,24 @@ pub struct View {
     pub working_dir: Option<String>,
     pub ids: Vec<(&'static str, u64)>,
     pub confidence: Option<f64>,
-    pub skipped_package: Option<String>,
+    pub(crate) skipped_package: Option<String>,
     /// `create_mr` only: whether the action may split into one branch per update.
     pub splits: bool,
 }
 
 impl View {
-    pub fn kind(&self) -> ActionType {
+    pub(super) fn kind(&self) -> ActionType {
         self.kind
             .expect("a view is made from an action of a known type")
     }
 
     /// Whether the action runs commands (and so has updates, commands and a test command).
-    pub fn changes_files(&self) -> bool {
+    pub(crate) fn changes_files(&self) -> bool {
         matches!(self.kind, Some(ActionType::CreateMr | ActionType::UpdateMr))
     }
 
     /// The fields of a well-formed action.
-    pub fn typed(action: &Action) -> Self {
+    pub(super) fn typed(action: &Action) -> Self {
         let base = View {
             kind: Some(action.action_type()),
             complete: true,
@@ -138,7 +138,7 @@ impl View {
     }
 
     /// The readable fields of an action of type `kind` that did not parse.
-    pub fn raw(kind: ActionType, value: &Value) -> Self {
+    pub(super) fn raw(kind: ActionType, value: &Value) -> Self {
         let text = |name: &'static str, required: bool| {
             field::<String>(value, name).map(|t| (name, t, required))
         };

@@ -20,7 +20,7 @@ fn a_test_command_reaches_nothing_after_it() {
 #[test]
 fn at_the_uid_level_a_test_command_reaches_nothing_after_it() {
     if !nix::unistd::geteuid().is_root() {
-        crate::common::skip::skipped("the uid level needs root (CI runs as root)");
+        skip::skipped("the uid level needs root (CI runs as root)");
         return;
     }
     let level = attack_then_inspect(&["--isolation", "uid"]);
@@ -195,7 +195,7 @@ fn a_unit_cannot_reach_the_unit_beside_it() {
 #[test]
 fn at_the_uid_level_a_unit_cannot_reach_the_unit_beside_it() {
     if !nix::unistd::geteuid().is_root() {
-        crate::common::skip::skipped("the uid level needs root (CI runs as root)");
+        skip::skipped("the uid level needs root (CI runs as root)");
         return;
     }
     assert_eq!(attack_the_neighbour(&["--isolation", "uid"]), "done");

@@ -4,7 +4,7 @@
 use quartermaster::finding::Code;
 
 /// The README and every file of `docs/`, one after the other.
-pub fn documentation() -> String {
+pub(crate) fn documentation() -> String {
     let root = env!("CARGO_MANIFEST_DIR");
     let mut files: Vec<_> = std::fs::read_dir(format!("{root}/docs"))
         .unwrap()

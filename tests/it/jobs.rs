@@ -125,7 +125,7 @@ fn a_reused_workspace_keeps_nothing_of_the_last_unit() {
 #[test]
 fn at_the_uid_level_two_slots_build_at_once() {
     if !nix::unistd::geteuid().is_root() {
-        crate::common::skip::skipped("the uid level needs root (CI runs as root)");
+        skip::skipped("the uid level needs root (CI runs as root)");
         return;
     }
     let f = fixture();

@@ -67,7 +67,7 @@ fn the_seed_covers_every_action_type() {
         .iter()
         .map(|a| a["type"].as_str().unwrap())
         .collect();
-    for t in quartermaster::plan::ActionType::ALL {
+    for t in plan::ActionType::ALL {
         assert!(types.contains(&t.as_str()), "seed example lacks {t}");
     }
 }

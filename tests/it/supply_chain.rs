@@ -27,13 +27,13 @@ fn publish_fresh(f: &Fixture, hours: u64) {
 }
 
 /// Commits `text` as the repository's policy on the default branch.
-pub fn commit_policy(f: &Fixture, text: &str) {
+pub(crate) fn commit_policy(f: &Fixture, text: &str) {
     f.commit_file("main", ".quartermaster.toml", text);
     sh(&f.checkout, "git pull -q");
 }
 
 /// A message without what changes from one run to the next: times, ages, ports, commits.
-pub fn stable(text: &str) -> String {
+pub(crate) fn stable(text: &str) -> String {
     let rules = [
         (r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", "<time>"),
         (r"published \d+ \w+( \d+ \w+)? ago", "published <age> ago"),
@@ -52,7 +52,7 @@ pub fn stable(text: &str) -> String {
 }
 
 /// Asserts that action 0 was refused before its tests, and pushed and opened nothing.
-pub fn refused_before_tests(f: &Fixture, run: &Run, status: &str, code: &str) {
+pub(crate) fn refused_before_tests(f: &Fixture, run: &Run, status: &str, code: &str) {
     assert_eq!(run.status(0), status, "{}", run.said());
     assert!(
         run.reason(0).contains(&format!("[{code}]")),

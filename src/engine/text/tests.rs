@@ -148,7 +148,7 @@ fn lock_file_text_is_neutralised_like_plan_text() {
         }],
         ..Verdict::default()
     };
-    let title = crate::sink::line(&unit.title_from(&facts), false);
+    let title = sink::line(&unit.title_from(&facts), false);
     let message = commit_message(&unit, &facts, false);
     let body = body(&facts, "Bumps types.");
     for text in [&title, &message] {
@@ -340,10 +340,7 @@ fn a_split_pr_speaks_of_its_own_update_and_why_it_was_split() {
         !body.contains("Windows 7"),
         "the batch's description stays out: {body}"
     );
-    insta::assert_snapshot!(
-        "split_title",
-        crate::sink::line(&unit.title_from(&facts), false)
-    );
+    insta::assert_snapshot!("split_title", sink::line(&unit.title_from(&facts), false));
     insta::assert_snapshot!("split_body", body);
     insta::assert_snapshot!("split_commit_message", commit_message(&unit, &facts, false));
     let individual = BranchUnit {

@@ -13,12 +13,12 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// The repository's directory, inside the forge's.
-pub fn path(forge_dir: &Path) -> PathBuf {
+pub(crate) fn path(forge_dir: &Path) -> PathBuf {
     forge_dir.join("remote.git")
 }
 
 /// Creates the repository if needed, and copies the checkout's branches into it.
-pub fn sync(checkout: &git2::Repository, forge_dir: &Path) -> Result<PathBuf> {
+pub(crate) fn sync(checkout: &git2::Repository, forge_dir: &Path) -> Result<PathBuf> {
     let path = path(forge_dir);
     let own = match git2::Repository::open_bare(&path) {
         Ok(repo) => repo,

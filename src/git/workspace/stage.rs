@@ -10,11 +10,11 @@ use std::path::Path;
 
 /// The files the verifier read, by path relative to the workspace's root (`/`-separated), with
 /// the bytes it read; `None` for a file it looked for and did not find.
-pub type Verified = BTreeMap<String, Option<Vec<u8>>>;
+pub(crate) type Verified = BTreeMap<String, Option<Vec<u8>>>;
 
 /// What the commands changed in a workspace, as one status walk sees it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Changes {
+pub(crate) struct Changes {
     /// Paths added, modified or deleted that a commit would hold (not ignored), each with
     /// whether it was deleted.
     pub paths: Vec<(String, bool)>,
@@ -25,12 +25,12 @@ pub struct Changes {
 
 impl Changes {
     /// The paths a commit would change.
-    pub fn files(&self) -> Vec<String> {
+    pub(crate) fn files(&self) -> Vec<String> {
         self.paths.iter().map(|(p, _)| p.clone()).collect()
     }
 
     /// Every path the commands touched, ignored ones included.
-    pub fn touched(&self) -> Vec<String> {
+    pub(crate) fn touched(&self) -> Vec<String> {
         self.files()
             .into_iter()
             .chain(self.ignored.iter().cloned())
@@ -41,7 +41,7 @@ impl Changes {
 impl Workspace {
     /// What the commands changed: one status walk, which lists ignored directories without
     /// entering them.
-    pub fn changes(&self) -> Result<Changes> {
+    pub(crate) fn changes(&self) -> Result<Changes> {
         self.check_untampered()?;
         let mut options = git2::StatusOptions::new();
         options
@@ -82,7 +82,7 @@ impl Workspace {
 
     /// Stages `changes`, the files in `verified` from the bytes the verifier read; `None` when
     /// the tree is the base's. The staged tree is checked to hold exactly `verified`.
-    pub fn stage(&self, changes: &Changes, verified: &Verified) -> Result<Option<Staged>> {
+    pub(crate) fn stage(&self, changes: &Changes, verified: &Verified) -> Result<Option<Staged>> {
         self.check_untampered()?;
         let mut index = self.repo.index().map_err(git("reading the index"))?;
         for (path, deleted) in changes

@@ -6,7 +6,7 @@ use super::{Bound, Part, Pattern, Token};
 impl Pattern {
     /// The update placeholders the pattern uses, each once, `<pkg>` before `<ver>` before
     /// `<from>` before `<file:…>` (with its glob).
-    pub fn update_placeholders(&self) -> Vec<String> {
+    pub(crate) fn update_placeholders(&self) -> Vec<String> {
         let parts: Vec<&Part> = self
             .tokens
             .iter()

@@ -171,13 +171,6 @@ impl Pattern {
             _ => None,
         }
     }
-
-    /// Whether the pattern names a package (`go get <pkg>@<ver>`) or not (`go mod tidy`).
-    pub fn mentions_package(&self) -> bool {
-        self.tokens
-            .iter()
-            .any(|t| matches!(t, Token::Word(parts) if parts.contains(&Part::Pkg)))
-    }
 }
 
 fn parse_parts(word: &str) -> Result<Vec<Part>, PatternError> {
@@ -221,7 +214,7 @@ fn parse_parts(word: &str) -> Result<Vec<Part>, PatternError> {
 
 /// Checks the values bound to `<pkg>` and `<ver>`; supplied by the mission, which knows the
 /// ecosystem's grammars and the action's declared updates.
-pub trait Placeholders {
+pub(crate) trait Placeholders {
     fn package(&self, name: &str) -> Result<(), Refusal>;
     fn version(&self, package: &str, version: &str) -> Result<(), Refusal>;
     /// `version` must be the package's declared `from`.
@@ -256,7 +249,7 @@ impl Mismatch {
     }
 
     /// Keeps in `best` whichever of it and `m` got further.
-    pub fn keep_deepest(best: &mut Option<Mismatch>, m: Mismatch) {
+    pub(crate) fn keep_deepest(best: &mut Option<Mismatch>, m: Mismatch) {
         if best.as_ref().is_none_or(|b| m.depth > b.depth) {
             *best = Some(m);
         }
@@ -291,7 +284,7 @@ impl Mismatch {
 
 impl Pattern {
     /// Matches an update command's words against this pattern.
-    pub fn match_update(
+    pub(crate) fn match_update(
         &self,
         words: &[String],
         check: &dyn Placeholders,

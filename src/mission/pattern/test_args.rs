@@ -112,7 +112,7 @@ pub struct FlagSpec {
     pub value: Option<ValueKind>,
     /// The value must be attached (`-Dtest=X`): for options whose tool reads a separate word as
     /// something else (Maven reads `-Dtest deploy` as the property `test` and the goal `deploy`).
-    pub glued: bool,
+    pub(crate) glued: bool,
 }
 
 impl FlagSpec {
@@ -178,7 +178,7 @@ pub struct TestPattern {
     /// What executes instead of the form, when it differs (see [`TestPattern::executed`]).
     pub runs: Option<Pattern>,
     pub flags: Vec<FlagSpec>,
-    pub positionals: Positionals,
+    pub(crate) positionals: Positionals,
 }
 
 /// An option's name, value kind and value.
@@ -301,7 +301,7 @@ impl TestPattern {
     }
 
     /// The word a matched command has where the pattern has `<script>`.
-    pub fn script_word(&self, words: &[String]) -> Option<String> {
+    pub(crate) fn script_word(&self, words: &[String]) -> Option<String> {
         self.pattern
             .tokens
             .iter()

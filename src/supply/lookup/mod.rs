@@ -25,11 +25,11 @@ pub(crate) const MAX_SMALL: usize = 4 * 1024 * 1024;
 
 /// What the registry says of one version.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Facts {
+pub(crate) struct Facts {
     /// When the registry first published it; `None` when the registry does not say.
     pub published: Option<SystemTime>,
     /// Deprecated or yanked, with the registry's message.
-    pub withdrawn: Option<Withdrawn>,
+    pub(crate) withdrawn: Option<Withdrawn>,
     /// The source repository, as the registry names it.
     pub repository: Option<String>,
     /// A changelog the registry names.
@@ -38,7 +38,7 @@ pub struct Facts {
 
 /// A version its registry took back.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Withdrawn {
+pub(crate) struct Withdrawn {
     /// `deprecated` (npm) or `yanked` (PyPI, crates, RubyGems).
     pub how: &'static str,
     pub message: Option<String>,
@@ -47,7 +47,7 @@ pub struct Withdrawn {
 /// Why a registry could not say anything of a version. Clone, because a failure is kept for the
 /// run like an answer.
 #[derive(Debug, Clone, thiserror::Error)]
-pub enum LookupError {
+pub(crate) enum LookupError {
     /// No registry is asked for the package; the registry configuration says why.
     #[error("{0}")]
     NotAsked(String),
@@ -125,7 +125,7 @@ impl<T, E: Clone> Memo<T, E> {
     pub(crate) async fn get<F, Fut>(&self, key: String, load: F) -> Result<Arc<T>, E>
     where
         F: FnOnce() -> Fut,
-        Fut: std::future::Future<Output = Result<T, E>>,
+        Fut: Future<Output = Result<T, E>>,
     {
         let cell = {
             let mut slots = self
@@ -143,7 +143,7 @@ impl<T, E: Clone> Memo<T, E> {
 /// Per-run memory of what registries answered: each document is fetched once, however many
 /// units ask.
 #[derive(Default)]
-pub struct Cache {
+pub(crate) struct Cache {
     documents: Memo<Document, LookupError>,
 }
 
@@ -164,7 +164,7 @@ impl Cache {
     ) -> Result<Arc<Document>, LookupError>
     where
         F: FnOnce() -> Fut,
-        Fut: std::future::Future<Output = Result<Document, LookupError>>,
+        Fut: Future<Output = Result<Document, LookupError>>,
     {
         self.documents.get(key, load).await
     }
@@ -172,7 +172,7 @@ impl Cache {
 
 /// What the registry at `endpoint` says of `name` at `version`; the error says why nothing
 /// could be learned.
-pub async fn facts(
+pub(crate) async fn facts(
     http: &Http,
     cache: &Cache,
     endpoint: &Endpoint,
@@ -199,7 +199,7 @@ pub async fn facts(
 /// The source repository and changelog of `name`, for release notes: what the version's facts
 /// name, or what the registry's package page does (crates and gems keep them there); the error
 /// says why that page could not be read.
-pub async fn links(
+pub(crate) async fn links(
     http: &Http,
     cache: &Cache,
     endpoint: &Endpoint,
@@ -236,7 +236,7 @@ pub(crate) fn body(
 }
 
 /// An RFC 3339 time as registries write them (`2024-01-01T00:00:00.000Z`, `+00:00`).
-pub fn parse_time(text: &str) -> Option<SystemTime> {
+pub(crate) fn parse_time(text: &str) -> Option<SystemTime> {
     let text = text.trim();
     let text = match text.strip_suffix("+00:00") {
         Some(rest) => format!("{rest}Z"),
@@ -250,7 +250,7 @@ pub fn parse_time(text: &str) -> Option<SystemTime> {
 
 /// A repository URL a registry gives, tidied: `git+https://…/x.git` → `https://…/x`,
 /// `github:o/r` → `https://github.com/o/r`, `git@github.com:o/r` → `https://github.com/o/r`.
-pub fn repository_url(raw: &str) -> Option<String> {
+pub(crate) fn repository_url(raw: &str) -> Option<String> {
     let raw = raw.trim();
     let raw = raw.strip_prefix("git+").unwrap_or(raw);
     let url = if let Some(path) = raw.strip_prefix("github:") {

@@ -95,7 +95,7 @@ fn in_range(range: &Value, ecosystem: Ecosystem, version: &str) -> Option<bool> 
 }
 
 /// Orders two versions as the ecosystem does; `None` when either does not parse.
-pub fn compare(ecosystem: Ecosystem, a: &str, b: &str) -> Option<Ordering> {
+pub(crate) fn compare(ecosystem: Ecosystem, a: &str, b: &str) -> Option<Ordering> {
     match ecosystem {
         Ecosystem::Pip | Ecosystem::Poetry | Ecosystem::Uv => {
             let a = pep440_rs::Version::from_str(a).ok()?;

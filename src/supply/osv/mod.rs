@@ -10,21 +10,21 @@ mod affected;
 use super::client::{FetchError, Http};
 use super::lookup::Memo;
 use crate::changes::Ecosystem;
-pub use affected::compare;
+pub(crate) use affected::compare;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 /// The public OSV service.
-pub const DEFAULT_URL: &str = "https://api.osv.dev";
+pub(crate) const DEFAULT_URL: &str = "https://api.osv.dev";
 /// Queries per batch, OSV's limit.
 const BATCH: usize = 1000;
 const MAX_BATCH_ANSWER: usize = 32 * 1024 * 1024;
 const MAX_RECORD: usize = 4 * 1024 * 1024;
 
 /// OSV's name of an ecosystem's registry.
-pub fn ecosystem_name(ecosystem: Ecosystem) -> &'static str {
+pub(crate) fn ecosystem_name(ecosystem: Ecosystem) -> &'static str {
     match ecosystem {
         Ecosystem::Npm | Ecosystem::Yarn | Ecosystem::Pnpm | Ecosystem::Bun => "npm",
         Ecosystem::Pip | Ecosystem::Poetry | Ecosystem::Uv => "PyPI",
@@ -37,7 +37,7 @@ pub fn ecosystem_name(ecosystem: Ecosystem) -> &'static str {
 /// Why the advisory service could not say which advisories affect the versions asked about.
 /// Clone, because a failure is kept for the run like a record.
 #[derive(Debug, Clone, thiserror::Error)]
-pub enum OsvError {
+pub(crate) enum OsvError {
     #[error("OSV ({base}): {source}")]
     Unreachable {
         base: String,
@@ -70,7 +70,7 @@ pub enum OsvError {
 
 /// A version asked about.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Query {
+pub(crate) struct Query {
     pub ecosystem: Ecosystem,
     pub name: String,
     pub version: String,
@@ -102,7 +102,7 @@ pub struct Advisory {
 
 impl Advisory {
     /// Whether `ids` names this advisory or one of its aliases.
-    pub fn named_in(&self, ids: &[String]) -> bool {
+    pub(crate) fn named_in(&self, ids: &[String]) -> bool {
         ids.iter().any(|i| {
             i.eq_ignore_ascii_case(&self.id)
                 || self.aliases.iter().any(|a| a.eq_ignore_ascii_case(i))
@@ -130,7 +130,7 @@ impl Osv {
     }
 
     /// The advisories affecting each of `queries`; an error when the service cannot answer.
-    pub async fn affecting(
+    pub(crate) async fn affecting(
         &self,
         http: &Http,
         queries: &[Query],

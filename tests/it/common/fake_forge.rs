@@ -10,7 +10,7 @@ use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
 /// An issue, as both fakes keep it (GitLab's `iid` and `description` are its number and body).
 #[derive(Debug, Clone)]
-pub struct Issue {
+pub(crate) struct Issue {
     pub number: u64,
     pub state: &'static str,
     pub title: String,
@@ -20,7 +20,7 @@ pub struct Issue {
 
 impl Issue {
     /// An issue a human opened, in the forge's word for open.
-    pub fn by_a_human(number: u64, state: &'static str, labels: &[&str]) -> Self {
+    pub(crate) fn by_a_human(number: u64, state: &'static str, labels: &[&str]) -> Self {
         Self {
             number,
             state,
@@ -32,7 +32,7 @@ impl Issue {
 }
 
 /// What humans opened, seeded into a fake.
-pub trait Seed {
+pub(crate) trait Seed {
     /// A PR (an MR on GitLab) a human opened from `head`, with `labels`; its number.
     fn seed_pull(&mut self, head: &str, labels: &[&str]) -> u64;
     /// Says PR `number` comes from a fork.
@@ -48,7 +48,7 @@ pub trait Seed {
 
 /// A fault queued on a fake: the next `times` requests that match answer with it.
 #[derive(Debug, Clone)]
-pub struct Fault {
+pub(crate) struct Fault {
     pub method: &'static str,
     /// The request path must end with this.
     pub path_suffix: String,
@@ -62,7 +62,7 @@ pub struct Fault {
 
 impl Fault {
     /// Answers one request of `method` on a path ending with `path_suffix`, before it takes effect.
-    pub fn new(method: &'static str, path_suffix: &str, status: u16, body: Value) -> Self {
+    pub(crate) fn new(method: &'static str, path_suffix: &str, status: u16, body: Value) -> Self {
         Self {
             method,
             path_suffix: path_suffix.into(),
@@ -76,7 +76,7 @@ impl Fault {
 }
 
 /// A fake forge's state: how it checks the token, where its faults wait, and how it answers.
-pub trait Api: Send + 'static {
+pub(crate) trait Api: Send + 'static {
     /// The answer to a request whose token is not the fake's, or `None` to go on.
     fn refuse(&self, request: &Request) -> Option<ResponseTemplate>;
     fn faults(&mut self) -> &mut Vec<Fault>;
@@ -84,34 +84,34 @@ pub trait Api: Send + 'static {
 }
 
 /// A running fake forge and its state, which tests may read and change between runs.
-pub struct FakeForge<S> {
+pub(crate) struct FakeForge<S> {
     pub server: MockServer,
     pub state: Arc<Mutex<S>>,
 }
 
 impl<S: Api> FakeForge<S> {
-    pub async fn serve(state: S) -> Self {
+    pub(crate) async fn serve(state: S) -> Self {
         let state = Arc::new(Mutex::new(state));
         let server = MockServer::start().await;
         mount(&server, &state).await;
         Self { server, state }
     }
 
-    pub fn uri(&self) -> String {
+    pub(crate) fn uri(&self) -> String {
         self.server.uri()
     }
 
     /// The requests seen since the start or the last [`Self::forget_requests`].
-    pub async fn received(&self) -> Vec<Request> {
+    pub(crate) async fn received(&self) -> Vec<Request> {
         self.server.received_requests().await.unwrap_or_default()
     }
 
-    pub async fn forget_requests(&self) {
+    pub(crate) async fn forget_requests(&self) {
         self.server.reset().await;
         mount(&self.server, &self.state).await;
     }
 
-    pub fn fault(&self, fault: Fault) {
+    pub(crate) fn fault(&self, fault: Fault) {
         self.state.lock().unwrap().faults().push(fault);
     }
 }
@@ -162,7 +162,7 @@ fn take_fault(
 }
 
 /// A fixture file of example payloads, by name under `tests/fixtures/`.
-pub fn templates(file: &str) -> Value {
+pub(crate) fn templates(file: &str) -> Value {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures")
         .join(file);
@@ -170,7 +170,7 @@ pub fn templates(file: &str) -> Value {
 }
 
 /// A request's path and query, as the fakes record it.
-pub fn uri(r: &Request) -> String {
+pub(crate) fn uri(r: &Request) -> String {
     match r.url.query() {
         Some(q) => format!("{}?{q}", r.url.path()),
         None => r.url.path().to_string(),
@@ -178,7 +178,7 @@ pub fn uri(r: &Request) -> String {
 }
 
 /// A request header's value, empty when absent.
-pub fn header(r: &Request, name: &str) -> String {
+pub(crate) fn header(r: &Request, name: &str) -> String {
     r.headers
         .get(name)
         .and_then(|v| v.to_str().ok())
@@ -186,13 +186,13 @@ pub fn header(r: &Request, name: &str) -> String {
         .to_string()
 }
 
-pub fn query(r: &Request) -> BTreeMap<String, String> {
+pub(crate) fn query(r: &Request) -> BTreeMap<String, String> {
     r.url.query_pairs().into_owned().collect()
 }
 
 /// The commits of `base..head` in the bare repository, newest first: id, author name and email,
 /// committer name and email.
-pub fn commits(git_dir: &Path, base: &str, head: &str) -> Vec<[String; 5]> {
+pub(crate) fn commits(git_dir: &Path, base: &str, head: &str) -> Vec<[String; 5]> {
     let out = std::process::Command::new("git")
         .arg("--git-dir")
         .arg(git_dir)
@@ -213,13 +213,13 @@ pub fn commits(git_dir: &Path, base: &str, head: &str) -> Vec<[String; 5]> {
 }
 
 /// One page of a paginated listing, from the `page` and `per_page` query parameters.
-pub struct Page {
+pub(crate) struct Page {
     pub number: usize,
     pub per_page: usize,
 }
 
 impl Page {
-    pub fn of(query: &BTreeMap<String, String>, default_per_page: usize) -> Self {
+    pub(crate) fn of(query: &BTreeMap<String, String>, default_per_page: usize) -> Self {
         let number = |key: &str, default| {
             query
                 .get(key)
@@ -232,18 +232,18 @@ impl Page {
         }
     }
 
-    pub fn slice<'a, T>(&self, all: &'a [T]) -> impl Iterator<Item = &'a T> {
+    pub(crate) fn slice<'a, T>(&self, all: &'a [T]) -> impl Iterator<Item = &'a T> {
         all.iter()
             .skip((self.number - 1) * self.per_page)
             .take(self.per_page)
     }
 
-    pub fn has_next(&self, total: usize) -> bool {
+    pub(crate) fn has_next(&self, total: usize) -> bool {
         self.number * self.per_page < total
     }
 }
 
 /// Labels as the fakes keep them.
-pub fn owned(labels: &[&str]) -> Vec<String> {
+pub(crate) fn owned(labels: &[&str]) -> Vec<String> {
     labels.iter().map(|l| l.to_string()).collect()
 }

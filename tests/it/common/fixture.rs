@@ -3,23 +3,23 @@
 use super::*;
 
 impl Fixture {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::on(Backend::Local)
     }
 
-    pub fn on(backend: Backend) -> Self {
+    pub(crate) fn on(backend: Backend) -> Self {
         Self::build(backend, "", TOKEN)
     }
 
     /// A fixture for a test that drives the real tool `argv` names, or `None` where the tool
     /// does not run here (see [`tool_present`]).
-    pub fn with_tool(argv: &[&str]) -> Option<Self> {
+    pub(crate) fn with_tool(argv: &[&str]) -> Option<Self> {
         tool_present(argv).then(Self::new)
     }
 
     /// `clone_args` go to `git clone` for the checkout (e.g. `--depth 1`); `token` is what the
     /// forge fakes accept.
-    pub fn build(backend: Backend, clone_args: &str, token: &str) -> Self {
+    pub(crate) fn build(backend: Backend, clone_args: &str, token: &str) -> Self {
         let root = tempfile::tempdir().unwrap();
         // Sandbox users read the registry in here.
         std::fs::set_permissions(

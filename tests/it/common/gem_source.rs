@@ -9,7 +9,7 @@ use super::{Fixture, sh, succeed};
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-pub struct GemSource {
+pub(crate) struct GemSource {
     /// `http://127.0.0.1:PORT/`, the source the Gemfile names.
     pub url: String,
     /// The indexed directory served.
@@ -25,7 +25,7 @@ pub struct GemSource {
 impl GemSource {
     /// A source serving `lib` 1.0.0, and an app on the default branch whose Gemfile asks for
     /// `~> 1.0` and whose Gemfile.lock has 1.0.0 from it.
-    pub fn lib_app(fixture: &Fixture) -> Self {
+    pub(crate) fn lib_app(fixture: &Fixture) -> Self {
         let source = Self::start(fixture, "lib");
         source.publish("1.0.0");
         fixture.add_bundle_app(&source, "~> 1.0");
@@ -33,7 +33,7 @@ impl GemSource {
     }
 
     /// A source in `fixture`'s root serving the gem `name` with no version yet.
-    pub fn start(fixture: &Fixture, name: &str) -> Self {
+    pub(crate) fn start(fixture: &Fixture, name: &str) -> Self {
         let root = fixture.root.path().join("gem-source");
         let (dir, work) = (root.join("index"), root.join("work"));
         std::fs::create_dir_all(dir.join("gems")).unwrap();
@@ -61,12 +61,12 @@ impl GemSource {
 
     /// Publishes `version`, long ago: a gem whose `lib/<name>.rb` defines `Lib::VERSION` as the
     /// version, then indexes the source anew.
-    pub fn publish(&self, version: &str) {
+    pub(crate) fn publish(&self, version: &str) {
         self.publish_at(version, super::LONG_AGO);
     }
 
     /// Publishes `version`, created at `time` (RFC 3339) as the versions API says.
-    pub fn publish_at(&self, version: &str, time: &str) {
+    pub(crate) fn publish_at(&self, version: &str, time: &str) {
         let api = self.dir.join("api/v1/versions");
         std::fs::create_dir_all(&api).unwrap();
         let list_file = api.join(format!("{}.json", self.name));
@@ -139,7 +139,7 @@ impl Fixture {
     /// Adds to the default branch a Gemfile that requires `gem` (`requirement`) from `source`,
     /// a test that loads it (`make gems`: `bundle exec ruby`), and its Gemfile.lock resolved
     /// against `source` now by `bundle lock`.
-    pub fn add_bundle_app(&self, source: &GemSource, requirement: &str) {
+    pub(crate) fn add_bundle_app(&self, source: &GemSource, requirement: &str) {
         let work = self.clone_main("bundle-app");
         let name = &source.name;
         std::fs::write(

@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-pub struct GitHttp {
+pub(crate) struct GitHttp {
     pub url: String,
     server: Arc<tiny_http::Server>,
     /// Requests that arrived with wrong or missing credentials.
@@ -17,7 +17,7 @@ pub struct GitHttp {
 
 impl GitHttp {
     /// Serves the repositories under `root` to `user:token`.
-    pub fn start(root: &Path, user: &str, token: &str) -> Self {
+    pub(crate) fn start(root: &Path, user: &str, token: &str) -> Self {
         let server = Arc::new(tiny_http::Server::http("127.0.0.1:0").unwrap());
         let url = format!("http://{}", server.server_addr().to_ip().unwrap());
         let expected = format!(

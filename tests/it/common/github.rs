@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use wiremock::{Request, ResponseTemplate};
 
-pub const OWNER: &str = "octo";
-pub const REPO: &str = "hello";
+pub(crate) const OWNER: &str = "octo";
+pub(crate) const REPO: &str = "hello";
 /// Who owns the fork fork PRs come from, and its repository id.
 const FORK_OWNER: &str = "forker";
 const FORK_ID: u64 = 987_654;
@@ -22,7 +22,7 @@ fn head_owner(p: &Pull) -> &'static str {
 }
 
 #[derive(Debug, Clone)]
-pub struct Pull {
+pub(crate) struct Pull {
     pub number: u64,
     pub state: &'static str,
     pub merged: bool,
@@ -41,9 +41,9 @@ pub struct Pull {
     pub created_at: String,
 }
 
-pub use super::fake_forge::{Fault, Issue};
+pub(crate) use super::fake_forge::{Fault, Issue};
 
-pub struct State {
+pub(crate) struct State {
     pub token: String,
     /// Files uploaded through the Git database get a line appended: a forge (or a proxy) that
     /// does not store the bytes it was sent.
@@ -61,11 +61,11 @@ pub struct State {
     pub(super) templates: Value,
 }
 
-pub type FakeGithub = FakeForge<State>;
+pub(crate) type FakeGithub = FakeForge<State>;
 
 /// One request as the fake saw it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Seen {
+pub(crate) struct Seen {
     pub method: String,
     /// Path and query.
     pub uri: String,
@@ -74,7 +74,7 @@ pub struct Seen {
 }
 
 impl FakeGithub {
-    pub async fn start(token: &str, git_dir: PathBuf) -> Self {
+    pub(crate) async fn start(token: &str, git_dir: PathBuf) -> Self {
         FakeForge::serve(State {
             token: token.to_string(),
             tamper: false,
@@ -91,7 +91,7 @@ impl FakeGithub {
         .await
     }
 
-    pub async fn requests(&self) -> Vec<Seen> {
+    pub(crate) async fn requests(&self) -> Vec<Seen> {
         self.received()
             .await
             .into_iter()

@@ -12,21 +12,21 @@ use std::process::{Command, Stdio};
 use wiremock::ResponseTemplate;
 
 /// Users who may review and be assigned in the fake's repository.
-pub const COLLABORATORS: [&str; 2] = ["alice", "bob"];
+pub(crate) const COLLABORATORS: [&str; 2] = ["alice", "bob"];
 
 /// The identity GitHub gives the commits it makes for a workflow's token, and their committer.
-pub const API_AUTHOR: (&str, &str) = (
+pub(crate) const API_AUTHOR: (&str, &str) = (
     "github-actions[bot]",
     "41898282+github-actions[bot]@users.noreply.github.com",
 );
-pub const API_COMMITTER: (&str, &str) = ("GitHub", "noreply@github.com");
+pub(crate) const API_COMMITTER: (&str, &str) = ("GitHub", "noreply@github.com");
 
-pub fn now() -> String {
+pub(crate) fn now() -> String {
     humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
 }
 
 /// The PR's fields about people, auto-merge and time, in GitHub's shapes.
-pub fn people_json(st: &State, p: &Pull, v: &mut Value) {
+pub(crate) fn people_json(st: &State, p: &Pull, v: &mut Value) {
     v["node_id"] = json!(format!("PR_{}", p.number));
     v["created_at"] = json!(p.created_at);
     v["auto_merge"] = if p.auto_merge {
@@ -60,7 +60,7 @@ pub(super) fn strings(v: &Value) -> Vec<String> {
 }
 
 /// Runs git on the fake's repository; its trimmed output, or why it failed.
-pub fn git(
+pub(crate) fn git(
     git_dir: &Path,
     args: &[&str],
     env: &[(&str, String)],
@@ -335,7 +335,7 @@ impl Pull {
 /// What the tests read of the fake GitHub, and what a human did there.
 impl State {
     /// PRs in the shape the behavioural tests compare across forges.
-    pub fn pulls(&self) -> Vec<Value> {
+    pub(crate) fn pulls(&self) -> Vec<Value> {
         self.pulls
             .values()
             .map(|p| {
@@ -351,7 +351,7 @@ impl State {
             .collect()
     }
 
-    pub fn issues(&self) -> Vec<Value> {
+    pub(crate) fn issues(&self) -> Vec<Value> {
         self.issues
             .values()
             .map(|i| {
@@ -370,7 +370,7 @@ impl State {
             .unwrap_or_default()
     }
 
-    pub fn seed_issue(&mut self, labels: &[&str]) -> u64 {
+    pub(crate) fn seed_issue(&mut self, labels: &[&str]) -> u64 {
         let number = self.next;
         self.next += 1;
         self.issues

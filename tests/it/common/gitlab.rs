@@ -9,13 +9,13 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use wiremock::{Request, ResponseTemplate};
 
-pub const PROJECT_ID: u64 = 42;
+pub(crate) const PROJECT_ID: u64 = 42;
 /// The project fork MRs come from.
 const FORK_PROJECT_ID: u64 = 4242;
-pub const PROJECT_PATH: &str = "group/project";
+pub(crate) const PROJECT_PATH: &str = "group/project";
 
 #[derive(Debug, Clone)]
-pub struct Mr {
+pub(crate) struct Mr {
     pub iid: u64,
     pub state: &'static str,
     pub title: String,
@@ -31,9 +31,9 @@ pub struct Mr {
     pub created_at: String,
 }
 
-pub use super::fake_forge::{Fault, Issue};
+pub(crate) use super::fake_forge::{Fault, Issue};
 
-pub struct State {
+pub(crate) struct State {
     pub token: String,
     /// Files written through the commits API get a line appended (see the GitHub fake's).
     pub tamper: bool,
@@ -49,11 +49,11 @@ pub struct State {
     pub(super) templates: Value,
 }
 
-pub type FakeGitlab = FakeForge<State>;
+pub(crate) type FakeGitlab = FakeForge<State>;
 
 /// One request as the fake saw it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Seen {
+pub(crate) struct Seen {
     pub method: String,
     pub uri: String,
     /// The form-encoded body, decoded.
@@ -62,7 +62,7 @@ pub struct Seen {
 }
 
 impl FakeGitlab {
-    pub async fn start(token: &str, git_dir: PathBuf) -> Self {
+    pub(crate) async fn start(token: &str, git_dir: PathBuf) -> Self {
         FakeForge::serve(State {
             token: token.to_string(),
             tamper: false,
@@ -78,7 +78,7 @@ impl FakeGitlab {
         .await
     }
 
-    pub async fn requests(&self) -> Vec<Seen> {
+    pub(crate) async fn requests(&self) -> Vec<Seen> {
         self.received()
             .await
             .into_iter()
@@ -453,7 +453,7 @@ impl State {
     }
 
     /// MRs in the shape the behavioural tests compare across forges.
-    pub fn pulls(&self) -> Vec<Value> {
+    pub(crate) fn pulls(&self) -> Vec<Value> {
         self.mrs
             .values()
             .map(|m| {
@@ -469,7 +469,7 @@ impl State {
             .collect()
     }
 
-    pub fn issues(&self) -> Vec<Value> {
+    pub(crate) fn issues(&self) -> Vec<Value> {
         self.issues
             .values()
             .map(|i| {
@@ -489,7 +489,7 @@ impl State {
             .unwrap_or_default()
     }
 
-    pub fn seed_issue(&mut self, labels: &[&str]) -> u64 {
+    pub(crate) fn seed_issue(&mut self, labels: &[&str]) -> u64 {
         let iid = self.issues.keys().max().map_or(1, |i| i + 1);
         self.issues
             .insert(iid, Issue::by_a_human(iid, "opened", labels));

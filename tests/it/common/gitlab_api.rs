@@ -10,13 +10,13 @@ use std::collections::BTreeMap;
 use wiremock::ResponseTemplate;
 
 /// Users the fake's GitLab knows, by id.
-pub const USERS: [(u64, &str); 2] = [(11, "alice"), (12, "bob")];
+pub(crate) const USERS: [(u64, &str); 2] = [(11, "alice"), (12, "bob")];
 
 /// Who GitLab says made the commits of the commits API: the token's user.
-pub const API_COMMITTER: (&str, &str) = ("John Smith", "john@example.com");
+pub(crate) const API_COMMITTER: (&str, &str) = ("John Smith", "john@example.com");
 
 /// The MR's fields about people, auto-merge and time, in GitLab's shapes.
-pub fn people_json(st: &State, m: &Mr, v: &mut Value) {
+pub(crate) fn people_json(st: &State, m: &Mr, v: &mut Value) {
     v["created_at"] = json!(m.created_at);
     v["merge_when_pipeline_succeeds"] = json!(m.auto_merge);
     v["reviewers"] = json!(m.reviewers.iter().map(|u| st.user(u)).collect::<Vec<_>>());
@@ -24,7 +24,7 @@ pub fn people_json(st: &State, m: &Mr, v: &mut Value) {
 }
 
 /// Reviewers and assignees, as `reviewer_ids[]` and `assignee_ids[]` set them (replacing).
-pub fn set_people(m: &mut Mr, pairs: &[(String, String)]) {
+pub(crate) fn set_people(m: &mut Mr, pairs: &[(String, String)]) {
     let named = |key: &str| -> Option<Vec<String>> {
         let ids: Vec<&String> = pairs
             .iter()

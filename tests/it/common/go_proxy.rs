@@ -7,7 +7,7 @@ use super::{Fixture, Run, create_mr, plan_tested_by, sh, succeed};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 
-pub struct GoProxy {
+pub(crate) struct GoProxy {
     /// The proxy's directory, under the fixture's root (which sandbox users may read).
     pub dir: PathBuf,
     /// `file://<dir>`, the GOPROXY go is given.
@@ -18,7 +18,7 @@ pub struct GoProxy {
 impl GoProxy {
     /// A proxy serving example.com/lib v1.0.0, an app on the default branch requiring it, then
     /// v1.0.1 released.
-    pub fn lib_app(fixture: &Fixture) -> Self {
+    pub(crate) fn lib_app(fixture: &Fixture) -> Self {
         let proxy = Self::new(fixture, "example.com/lib");
         proxy.publish("v1.0.0");
         fixture.add_go_app(&proxy, "example.com/lib", "v1.0.0");
@@ -27,7 +27,7 @@ impl GoProxy {
     }
 
     /// A proxy in `fixture`'s root serving the module `module` with no version yet.
-    pub fn new(fixture: &Fixture, module: &str) -> Self {
+    pub(crate) fn new(fixture: &Fixture, module: &str) -> Self {
         let dir = fixture.root.path().canonicalize().unwrap().join("goproxy");
         std::fs::create_dir_all(dir.join(module).join("@v")).unwrap();
         Self {
@@ -39,12 +39,12 @@ impl GoProxy {
 
     /// Publishes `version` (`v1.2.3`), long ago: its go.mod and a `lib.go` whose `Version` is
     /// the version.
-    pub fn publish(&self, version: &str) {
+    pub(crate) fn publish(&self, version: &str) {
         self.publish_at(version, super::LONG_AGO);
     }
 
     /// Publishes `version` with `time` (RFC 3339) as its `.info`'s `Time`.
-    pub fn publish_at(&self, version: &str, time: &str) {
+    pub(crate) fn publish_at(&self, version: &str, time: &str) {
         let versions = self.dir.join(&self.module).join("@v");
         let work = tempfile::tempdir().unwrap();
         let prefix = format!("{}@{version}", self.module);
@@ -81,12 +81,12 @@ impl GoProxy {
     /// Runs, against this proxy, a plan updating the module from v1.0.0 to v1.0.1 with `go get`
     /// on `quartermaster/go-lib`, tested by `go test ./...`; `gotoolchain` is the operator's
     /// GOTOOLCHAIN.
-    pub fn run_update(&self, f: &Fixture, gotoolchain: &str) -> Run {
+    pub(crate) fn run_update(&self, f: &Fixture, gotoolchain: &str) -> Run {
         self.run_update_to(f, "v1.0.1", gotoolchain)
     }
 
     /// [`GoProxy::run_update`] to the version `to`.
-    pub fn run_update_to(&self, f: &Fixture, to: &str, gotoolchain: &str) -> Run {
+    pub(crate) fn run_update_to(&self, f: &Fixture, to: &str, gotoolchain: &str) -> Run {
         let module = &self.module;
         let mut action = create_mr(
             "quartermaster/go-lib",
@@ -121,7 +121,7 @@ impl Fixture {
     /// Adds to the default branch a go module `example.com/app` that requires `module` at
     /// `version`, with a test that uses it (`go test ./...`), and its go.sum resolved against
     /// `proxy` now.
-    pub fn add_go_app(&self, proxy: &GoProxy, module: &str, version: &str) {
+    pub(crate) fn add_go_app(&self, proxy: &GoProxy, module: &str, version: &str) {
         let work = self.clone_main("go-app");
         std::fs::write(
             work.join("go.mod"),

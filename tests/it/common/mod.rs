@@ -6,30 +6,30 @@
 // Shared with benches/run.rs, which uses only part of it.
 #![allow(dead_code)]
 
-pub mod fake_forge;
-pub mod fixture;
-pub mod forges;
-pub mod gem_source;
-pub mod git_http;
-pub mod github;
-pub mod github_api;
-pub mod gitlab;
-pub mod gitlab_api;
-pub mod go_proxy;
-pub mod npm_registry;
-pub mod on_forge;
-pub mod osv;
-pub mod plans;
-pub mod pypi_index;
-pub mod registry;
-pub mod releases;
-pub mod replay;
-pub mod repo;
-pub mod running;
-pub mod skip;
+pub(crate) mod fake_forge;
+pub(crate) mod fixture;
+pub(crate) mod forges;
+pub(crate) mod gem_source;
+pub(crate) mod git_http;
+pub(crate) mod github;
+pub(crate) mod github_api;
+pub(crate) mod gitlab;
+pub(crate) mod gitlab_api;
+pub(crate) mod go_proxy;
+pub(crate) mod npm_registry;
+pub(crate) mod on_forge;
+pub(crate) mod osv;
+pub(crate) mod plans;
+pub(crate) mod pypi_index;
+pub(crate) mod registry;
+pub(crate) mod releases;
+pub(crate) mod replay;
+pub(crate) mod repo;
+pub(crate) mod running;
+pub(crate) mod skip;
 
-pub use plans::*;
-pub use running::Run;
+pub(crate) use plans::*;
+pub(crate) use running::Run;
 
 use assert_cmd::Command;
 use quartermaster::forge::Forge;
@@ -40,24 +40,24 @@ use std::path::{Path, PathBuf};
 
 /// Which forge a fixture runs plans against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Backend {
+pub(crate) enum Backend {
     Local,
     Github,
     Gitlab,
 }
 
 /// The token the fakes accept.
-pub const TOKEN: &str = "qm-test-token-7d41c0";
+pub(crate) const TOKEN: &str = "qm-test-token-7d41c0";
 
 /// Servers a remote forge needs, running while the fixture lives.
-pub struct Harness {
+pub(crate) struct Harness {
     pub runtime: tokio::runtime::Runtime,
     pub git: git_http::GitHttp,
     pub github: Option<github::FakeGithub>,
     pub gitlab: Option<gitlab::FakeGitlab>,
 }
 
-pub struct Fixture {
+pub(crate) struct Fixture {
     pub backend: Backend,
     pub token: String,
     pub harness: Option<Harness>,
@@ -78,16 +78,16 @@ pub struct Fixture {
 
 /// When the stand-in registries say a version was published, unless a test says otherwise:
 /// long before any minimum release age, so that runs pass the release-age gate for real.
-pub const LONG_AGO: &str = "2024-01-01T00:00:00Z";
+pub(crate) const LONG_AGO: &str = "2024-01-01T00:00:00Z";
 
 /// An RFC 3339 time `hours` before now, for a version published recently.
-pub fn hours_ago(hours: u64) -> String {
+pub(crate) fn hours_ago(hours: u64) -> String {
     let then = std::time::SystemTime::now() - std::time::Duration::from_secs(hours * 3600);
     humantime::format_rfc3339_seconds(then).to_string()
 }
 
 /// Live (not zombie) processes whose command line contains `needle`.
-pub fn processes_running(needle: &str) -> Vec<u32> {
+pub(crate) fn processes_running(needle: &str) -> Vec<u32> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
@@ -105,7 +105,7 @@ pub fn processes_running(needle: &str) -> Vec<u32> {
 
 /// The first live process whose command line contains `needle`, once one runs; fails the test
 /// with `never` if none does within `within`.
-pub fn first_process_running(needle: &str, within: std::time::Duration, never: &str) -> u32 {
+pub(crate) fn first_process_running(needle: &str, within: std::time::Duration, never: &str) -> u32 {
     let started = std::time::Instant::now();
     loop {
         if let Some(pid) = processes_running(needle).first() {
@@ -118,13 +118,13 @@ pub fn first_process_running(needle: &str, within: std::time::Duration, never: &
 
 /// A sandbox uid base of its own for every fixture: apart per test process too, since test
 /// suites of several checkouts may run at once on one machine.
-pub fn next_uid_base() -> u32 {
+pub(crate) fn next_uid_base() -> u32 {
     static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let process = std::process::id() % 1_000_000;
     100_000 + process * 1_000 + 4 * (NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst) % 250)
 }
 
-pub fn sh(dir: &Path, script: &str) -> String {
+pub(crate) fn sh(dir: &Path, script: &str) -> String {
     let out = std::process::Command::new("sh")
         .arg("-c")
         .arg(script)
@@ -145,7 +145,7 @@ pub fn sh(dir: &Path, script: &str) -> String {
 }
 
 /// Runs `command` to success, or fails the test with all it printed.
-pub fn succeed(command: &mut std::process::Command) {
+pub(crate) fn succeed(command: &mut std::process::Command) {
     let out = command.output().unwrap();
     assert!(
         out.status.success(),
@@ -156,7 +156,7 @@ pub fn succeed(command: &mut std::process::Command) {
 }
 
 /// Fails the test, with what it printed on stderr, unless the process `out` is from succeeded.
-pub fn assert_succeeded(out: &std::process::Output) {
+pub(crate) fn assert_succeeded(out: &std::process::Output) {
     assert!(
         out.status.success(),
         "{}",
@@ -165,7 +165,7 @@ pub fn assert_succeeded(out: &std::process::Output) {
 }
 
 /// Whether `argv` (a tool asked for its version) runs here.
-pub fn runs(argv: &[&str]) -> bool {
+pub(crate) fn runs(argv: &[&str]) -> bool {
     std::process::Command::new(argv[0])
         .args(&argv[1..])
         .output()
@@ -175,7 +175,7 @@ pub fn runs(argv: &[&str]) -> bool {
 /// Whether the real tool `argv` names runs here, for a test that drives it. Without it the test
 /// skips, saying so; but where `QM_TEST_REQUIRE_TOOLS` is set (`.ci/run`, which installs every
 /// tool) a missing tool fails the test, so that CI cannot pass by skipping.
-pub fn tool_present(argv: &[&str]) -> bool {
+pub(crate) fn tool_present(argv: &[&str]) -> bool {
     if runs(argv) {
         return true;
     }
@@ -190,7 +190,7 @@ pub fn tool_present(argv: &[&str]) -> bool {
 
 /// How a crate version's index line reads.
 #[derive(Debug, Clone, Default)]
-pub struct Crate {
+pub(crate) struct Crate {
     /// `pubtime`; [`LONG_AGO`] when `None`; no `pubtime` at all when empty.
     pub pubtime: Option<String>,
     /// Dependencies: (name, requirement).

@@ -23,7 +23,7 @@ struct Release {
 /// Package name -> version -> release.
 type Releases = BTreeMap<String, BTreeMap<String, Release>>;
 
-pub struct NpmRegistry {
+pub(crate) struct NpmRegistry {
     /// `http://127.0.0.1:PORT/`, the registry URL npm is given.
     pub url: String,
     name: String,
@@ -38,12 +38,12 @@ pub struct NpmRegistry {
 impl NpmRegistry {
     /// An npm app in `f` whose lock has `async` 3.2.5 (`^3.2.5`) from a new stand-in, which then
     /// releases 3.2.6.
-    pub fn async_app(f: &Fixture) -> Self {
+    pub(crate) fn async_app(f: &Fixture) -> Self {
         Self::async_app_locked_by(f, &[&["npm", "install", "--package-lock-only"]])
     }
 
     /// [`Self::async_app`] with the lock file `lock_commands` write (see [`Fixture::add_node_app`]).
-    pub fn async_app_locked_by(f: &Fixture, lock_commands: &[&[&str]]) -> Self {
+    pub(crate) fn async_app_locked_by(f: &Fixture, lock_commands: &[&[&str]]) -> Self {
         let registry = Self::start("async");
         registry.publish("3.2.5");
         f.add_node_app(&registry, &[("async", "^3.2.5")], lock_commands);
@@ -52,13 +52,13 @@ impl NpmRegistry {
     }
 
     /// Serves the package `name` with no version yet.
-    pub fn start(name: &str) -> Self {
+    pub(crate) fn start(name: &str) -> Self {
         Self::serve(name, Arc::default())
     }
 
     /// Another server with the same releases (the same tarballs, byte for byte) on a port of its
     /// own: a second host for tests of where lock files resolve from.
-    pub fn mirror(&self) -> Self {
+    pub(crate) fn mirror(&self) -> Self {
         Self::serve(&self.name, self.releases.clone())
     }
 
@@ -95,13 +95,13 @@ impl NpmRegistry {
 
     /// Publishes `version`, long ago: a tarball with `package/package.json` and an `index.js`
     /// that exports the version.
-    pub fn publish(&self, version: &str) {
+    pub(crate) fn publish(&self, version: &str) {
         self.publish_at(version, super::LONG_AGO);
     }
 
     /// Publishes `version` with the packument naming `tarball` as its URL, as a registry may
     /// (npm fetches it from there, or from this registry for a `registry.npmjs.org` URL).
-    pub fn publish_with_tarball(&self, version: &str, tarball: &str) {
+    pub(crate) fn publish_with_tarball(&self, version: &str, tarball: &str) {
         self.publish(version);
         let mut releases = self.releases.lock().unwrap();
         let release = releases.get_mut(&self.name).unwrap().get_mut(version);
@@ -109,12 +109,12 @@ impl NpmRegistry {
     }
 
     /// Publishes `version` at `time` (RFC 3339), the packument's `time[version]`.
-    pub fn publish_at(&self, version: &str, time: &str) {
+    pub(crate) fn publish_at(&self, version: &str, time: &str) {
         self.publish_dated(&self.name.clone(), version, json!({}), &[], time);
     }
 
     /// Deprecates `version` with `message`, as `npm deprecate` does.
-    pub fn deprecate(&self, version: &str, message: &str) {
+    pub(crate) fn deprecate(&self, version: &str, message: &str) {
         let mut releases = self.releases.lock().unwrap();
         let release = releases.get_mut(&self.name).unwrap().get_mut(version);
         release.unwrap().manifest["deprecated"] = json!(message);
@@ -122,12 +122,18 @@ impl NpmRegistry {
 
     /// Publishes `version` of `name`, long ago, whose package.json also holds `fields` (its
     /// `dependencies`, `peerDependencies`, ...).
-    pub fn publish_package(&self, name: &str, version: &str, fields: Value) {
+    pub(crate) fn publish_package(&self, name: &str, version: &str, fields: Value) {
         self.publish_files(name, version, fields, &[]);
     }
 
     /// [`NpmRegistry::publish_package`] with more `files` in the package (a `bin` script).
-    pub fn publish_files(&self, name: &str, version: &str, fields: Value, files: &[(&str, &str)]) {
+    pub(crate) fn publish_files(
+        &self,
+        name: &str,
+        version: &str,
+        fields: Value,
+        files: &[(&str, &str)],
+    ) {
         self.publish_dated(name, version, fields, files, super::LONG_AGO);
     }
 
@@ -232,7 +238,7 @@ fn packument(name: &str, releases: &BTreeMap<String, Release>) -> Value {
 impl Fixture {
     /// The operator's npm configuration for `registry`, for `QM_TOOL_CONFIG=npmrc=...`: npm talks
     /// to the stand-in only.
-    pub fn npmrc(&self, registry: &NpmRegistry) -> PathBuf {
+    pub(crate) fn npmrc(&self, registry: &NpmRegistry) -> PathBuf {
         let path = self.root.path().join("npmrc");
         std::fs::write(
             &path,
@@ -247,7 +253,7 @@ impl Fixture {
 
     /// Adds to the default branch an npm app (`app`, whose `npm test` requires each of
     /// `dependencies`) with its package-lock.json resolved against `registry` now.
-    pub fn add_npm_app(&self, registry: &NpmRegistry, dependencies: &[(&str, &str)]) {
+    pub(crate) fn add_npm_app(&self, registry: &NpmRegistry, dependencies: &[(&str, &str)]) {
         self.add_node_app(
             registry,
             dependencies,
@@ -258,7 +264,7 @@ impl Fixture {
     /// Adds to the default branch a node app (`app`, whose `test` script requires each of
     /// `dependencies`) with the lock file that `lock_commands` (package manager argvs, run in
     /// turn) write against `registry` now.
-    pub fn add_node_app(
+    pub(crate) fn add_node_app(
         &self,
         registry: &NpmRegistry,
         dependencies: &[(&str, &str)],
@@ -278,7 +284,7 @@ impl Fixture {
     /// [`Fixture::add_node_app`] for yarn berry: the project commits `release` (a yarn 2+
     /// `yarn.js`) and names it as `yarnPath`, so that the global yarn runs it, as berry projects
     /// do; `yarn install` writes yarn.lock and the Plug'n'Play loader.
-    pub fn add_berry_app(
+    pub(crate) fn add_berry_app(
         &self,
         registry: &NpmRegistry,
         release: &Path,
@@ -305,7 +311,7 @@ impl Fixture {
     /// The operator's yarn berry configuration for `registry`, for
     /// `QM_TOOL_CONFIG=yarnrc-yml=...`: berry reads no npmrc. The stand-in serves plain HTTP and
     /// its releases are new, which berry refuses by default (`npmMinimalAgeGate`, one day).
-    pub fn yarnrc_yml(&self, registry: &NpmRegistry) -> PathBuf {
+    pub(crate) fn yarnrc_yml(&self, registry: &NpmRegistry) -> PathBuf {
         let path = self.root.path().join("yarnrc.yml");
         let server = registry.url.trim_end_matches('/');
         std::fs::write(
@@ -320,7 +326,7 @@ impl Fixture {
 
     /// Runs a package manager's `argv` in `dir` against `registry` alone: a HOME of the
     /// fixture's own holds the npmrc (and berry's .yarnrc.yml) they read, and their caches.
-    pub fn node_tool(&self, dir: &Path, registry: &NpmRegistry, argv: &[&str]) {
+    pub(crate) fn node_tool(&self, dir: &Path, registry: &NpmRegistry, argv: &[&str]) {
         let home = self.root.path().join("node-home");
         std::fs::create_dir_all(&home).unwrap();
         std::fs::copy(self.npmrc(registry), home.join(".npmrc")).unwrap();

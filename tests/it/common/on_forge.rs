@@ -4,7 +4,7 @@ use super::fake_forge::Seed;
 use super::*;
 
 impl Fixture {
-    pub fn gitlab(&self) -> &gitlab::FakeGitlab {
+    pub(crate) fn gitlab(&self) -> &gitlab::FakeGitlab {
         self.harness
             .as_ref()
             .and_then(|h| h.gitlab.as_ref())
@@ -12,17 +12,17 @@ impl Fixture {
     }
 
     /// Requests the GitLab fake received.
-    pub fn gitlab_requests(&self) -> Vec<gitlab::Seen> {
+    pub(crate) fn gitlab_requests(&self) -> Vec<gitlab::Seen> {
         let h = self.harness.as_ref().unwrap();
         h.runtime.block_on(self.gitlab().requests())
     }
 
-    pub fn forget_gitlab_requests(&self) {
+    pub(crate) fn forget_gitlab_requests(&self) {
         let h = self.harness.as_ref().unwrap();
         h.runtime.block_on(self.gitlab().forget_requests());
     }
 
-    pub fn github(&self) -> &github::FakeGithub {
+    pub(crate) fn github(&self) -> &github::FakeGithub {
         self.harness
             .as_ref()
             .and_then(|h| h.github.as_ref())
@@ -30,18 +30,18 @@ impl Fixture {
     }
 
     /// Requests the GitHub fake received.
-    pub fn github_requests(&self) -> Vec<github::Seen> {
+    pub(crate) fn github_requests(&self) -> Vec<github::Seen> {
         let h = self.harness.as_ref().unwrap();
         h.runtime.block_on(self.github().requests())
     }
 
-    pub fn forget_github_requests(&self) {
+    pub(crate) fn forget_github_requests(&self) {
         let h = self.harness.as_ref().unwrap();
         h.runtime.block_on(self.github().forget_requests());
     }
 
     /// The identity Quartermaster commits as by default on this forge.
-    pub fn bot(&self) -> &'static str {
+    pub(crate) fn bot(&self) -> &'static str {
         match self.backend {
             Backend::Local | Backend::Gitlab => "Quartermaster <quartermaster@noreply.invalid>",
             Backend::Github => {
@@ -51,7 +51,7 @@ impl Fixture {
     }
 
     /// A PR a human opened.
-    pub fn seed_pull(&self, head: &str, labels: &[&str]) -> u64 {
+    pub(crate) fn seed_pull(&self, head: &str, labels: &[&str]) -> u64 {
         match self.backend {
             Backend::Local => {
                 let forge = self.local_forge();
@@ -74,7 +74,7 @@ impl Fixture {
     }
 
     /// A PR from a fork, on a branch named like one of Quartermaster's (GitHub and GitLab only).
-    pub fn seed_fork_pull(&self, head: &str, labels: &[&str]) -> u64 {
+    pub(crate) fn seed_fork_pull(&self, head: &str, labels: &[&str]) -> u64 {
         match self.backend {
             Backend::Local => panic!("the local forge has no forks"),
             Backend::Github => self
@@ -93,7 +93,7 @@ impl Fixture {
     }
 
     /// An issue a human opened.
-    pub fn seed_issue(&self, labels: &[&str]) -> u64 {
+    pub(crate) fn seed_issue(&self, labels: &[&str]) -> u64 {
         match self.backend {
             Backend::Local => {
                 let forge = self.local_forge();
@@ -158,11 +158,11 @@ impl Fixture {
         out.into_iter().map(|(_, v)| v).collect()
     }
 
-    pub fn pulls(&self) -> Vec<Value> {
+    pub(crate) fn pulls(&self) -> Vec<Value> {
         self.records("pulls")
     }
 
-    pub fn issues(&self) -> Vec<Value> {
+    pub(crate) fn issues(&self) -> Vec<Value> {
         self.records("issues")
     }
 }
@@ -170,7 +170,7 @@ impl Fixture {
 /// Faults and requests of the forge's fake, whichever of the two it is.
 impl Fixture {
     /// Queues a fault on the fake.
-    pub fn fault(&self, fault: fake_forge::Fault) {
+    pub(crate) fn fault(&self, fault: fake_forge::Fault) {
         match self.backend {
             Backend::Github => self.github().fault(fault),
             Backend::Gitlab => self.gitlab().fault(fault),
@@ -179,7 +179,7 @@ impl Fixture {
     }
 
     /// The fake's requests as (method, path and query).
-    pub fn calls(&self) -> Vec<(String, String)> {
+    pub(crate) fn calls(&self) -> Vec<(String, String)> {
         match self.backend {
             Backend::Github => self
                 .github_requests()

@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 
-pub struct OsvStandIn {
+pub(crate) struct OsvStandIn {
     /// `http://127.0.0.1:PORT`, what `QM_OSV_URL` is given.
     pub url: String,
     records: Arc<Mutex<Vec<Value>>>,
@@ -16,7 +16,7 @@ pub struct OsvStandIn {
 }
 
 impl OsvStandIn {
-    pub fn start() -> Self {
+    pub(crate) fn start() -> Self {
         let server = Arc::new(tiny_http::Server::http("127.0.0.1:0").unwrap());
         let url = format!("http://{}", server.server_addr().to_ip().unwrap());
         let records: Arc<Mutex<Vec<Value>>> = Arc::default();
@@ -41,19 +41,19 @@ impl OsvStandIn {
     }
 
     /// Publishes an advisory record (OSV's schema).
-    pub fn add(&self, record: Value) {
+    pub(crate) fn add(&self, record: Value) {
         self.records.lock().unwrap().push(record);
     }
 
     /// [`Self::queried`], sorted.
-    pub fn queried_sorted(&self) -> Vec<(String, String, String)> {
+    pub(crate) fn queried_sorted(&self) -> Vec<(String, String, String)> {
         let mut queried = self.queried();
         queried.sort();
         queried
     }
 
     /// The (ecosystem, name, version) of every query received.
-    pub fn queried(&self) -> Vec<(String, String, String)> {
+    pub(crate) fn queried(&self) -> Vec<(String, String, String)> {
         self.requests
             .lock()
             .unwrap()
@@ -143,7 +143,13 @@ fn affects(record: &Value, query: &Value) -> bool {
 
 /// An advisory record as OSV serves GitHub's: `package` in `ecosystem`, the versions it affects
 /// (listed, and as a range closed by `fixed`).
-pub fn advisory(id: &str, ecosystem: &str, package: &str, affected: &[&str], fixed: &str) -> Value {
+pub(crate) fn advisory(
+    id: &str,
+    ecosystem: &str,
+    package: &str,
+    affected: &[&str],
+    fixed: &str,
+) -> Value {
     json!({
         "schema_version": "1.6.0",
         "id": id,
@@ -163,7 +169,7 @@ pub fn advisory(id: &str, ecosystem: &str, package: &str, affected: &[&str], fix
 
 /// What the gates ask the advisory database about when greeting moves from 1.0.0 to 1.0.1,
 /// sorted.
-pub fn greeting_queries() -> Vec<(String, String, String)> {
+pub(crate) fn greeting_queries() -> Vec<(String, String, String)> {
     [
         ("crates.io", "greeting", "1.0.0"),
         ("crates.io", "greeting", "1.0.1"),

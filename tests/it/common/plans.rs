@@ -2,7 +2,7 @@
 
 use super::*;
 
-pub fn block<T>(future: impl std::future::Future<Output = T>) -> T {
+pub(crate) fn block<T>(future: impl Future<Output = T>) -> T {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -10,15 +10,15 @@ pub fn block<T>(future: impl std::future::Future<Output = T>) -> T {
         .block_on(future)
 }
 
-pub fn greeting() -> Value {
+pub(crate) fn greeting() -> Value {
     json!({"package": "greeting", "from": "1.0.0", "to": "1.0.1", "update_type": "patch"})
 }
 
-pub fn farewell() -> Value {
+pub(crate) fn farewell() -> Value {
     json!({"package": "farewell", "from": "2.0.0", "to": "2.0.1", "update_type": "patch"})
 }
 
-pub fn command(update: &Value) -> String {
+pub(crate) fn command(update: &Value) -> String {
     format!(
         "cargo update -p {} --precise {}",
         update["package"].as_str().unwrap(),
@@ -27,7 +27,7 @@ pub fn command(update: &Value) -> String {
 }
 
 /// A `create_mr` for the given updates.
-pub fn create_mr(branch: &str, updates: &[Value], strategy: &str) -> Value {
+pub(crate) fn create_mr(branch: &str, updates: &[Value], strategy: &str) -> Value {
     json!({
         "type": "create_mr",
         "branch": branch,
@@ -42,7 +42,7 @@ pub fn create_mr(branch: &str, updates: &[Value], strategy: &str) -> Value {
     })
 }
 
-pub fn plan(actions: Vec<Value>) -> Value {
+pub(crate) fn plan(actions: Vec<Value>) -> Value {
     json!({
         "repo_context": {
             "platform": "github",
@@ -56,7 +56,7 @@ pub fn plan(actions: Vec<Value>) -> Value {
 }
 
 /// `plan(actions)` for one ecosystem and its lock file.
-pub fn plan_for(ecosystem: &str, lock_file: &str, actions: Vec<Value>) -> Value {
+pub(crate) fn plan_for(ecosystem: &str, lock_file: &str, actions: Vec<Value>) -> Value {
     let mut plan = plan(actions);
     plan["repo_context"]["ecosystems"] = json!([ecosystem]);
     plan["repo_context"]["lock_files"] = json!([lock_file]);
@@ -64,7 +64,12 @@ pub fn plan_for(ecosystem: &str, lock_file: &str, actions: Vec<Value>) -> Value 
 }
 
 /// [`plan_for`] a repository whose tests `test` runs.
-pub fn plan_tested_by(ecosystem: &str, lock_file: &str, test: &str, actions: Vec<Value>) -> Value {
+pub(crate) fn plan_tested_by(
+    ecosystem: &str,
+    lock_file: &str,
+    test: &str,
+    actions: Vec<Value>,
+) -> Value {
     let mut plan = plan_for(ecosystem, lock_file, actions);
     plan["repo_context"]["test_command"] = json!(test);
     plan
@@ -72,7 +77,7 @@ pub fn plan_tested_by(ecosystem: &str, lock_file: &str, test: &str, actions: Vec
 
 /// `value` without what differs from one run to the next: times, and the order of cargo's
 /// parallel log lines.
-pub fn strip_timings(value: &mut Value) {
+pub(crate) fn strip_timings(value: &mut Value) {
     match value {
         Value::Object(map) => {
             for key in [
@@ -103,7 +108,7 @@ pub fn strip_timings(value: &mut Value) {
 }
 
 /// A plan of one `create_mr` on `quartermaster/cargo` with the greeting update.
-pub fn one_pr() -> Value {
+pub(crate) fn one_pr() -> Value {
     plan(vec![create_mr(
         "quartermaster/cargo",
         &[greeting()],
@@ -112,13 +117,13 @@ pub fn one_pr() -> Value {
 }
 
 /// A `GET` of `uri`, as [`super::Fixture::calls`] lists it.
-pub fn get(uri: &str) -> (String, String) {
+pub(crate) fn get(uri: &str) -> (String, String) {
     ("GET".into(), uri.into())
 }
 
 /// A plan of one `create_mr` on `quartermaster/cargo` with both updates (farewell's breaks the
 /// app's test), under the fallback `strategy`.
-pub fn both_updates(strategy: &str) -> Value {
+pub(crate) fn both_updates(strategy: &str) -> Value {
     plan(vec![create_mr(
         "quartermaster/cargo",
         &[greeting(), farewell()],

@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex};
 /// (Project, version) -> its upload time and, when yanked, the reason.
 type Releases = BTreeMap<(String, String), (String, Option<String>)>;
 
-pub struct PypiIndex {
+pub(crate) struct PypiIndex {
     /// `http://127.0.0.1:PORT/simple`, the index URL the tools are given.
     pub url: String,
     name: String,
@@ -36,7 +36,7 @@ pub struct PypiIndex {
 impl PypiIndex {
     /// Serves `lib` 1.0.0, adds an app locking it with `files` and `lock` (see
     /// [`Fixture::add_python_app`]), then releases 1.0.1.
-    pub fn lib_app(f: &Fixture, files: &[(&str, &str)], lock: &[&str]) -> Self {
+    pub(crate) fn lib_app(f: &Fixture, files: &[(&str, &str)], lock: &[&str]) -> Self {
         let index = Self::start("lib");
         index.publish("1.0.0");
         f.add_python_app(&index, files, lock);
@@ -45,7 +45,7 @@ impl PypiIndex {
     }
 
     /// Serves the project `name` (a lower-case name without `-`, `_` or `.`) with no release yet.
-    pub fn start(name: &str) -> Self {
+    pub(crate) fn start(name: &str) -> Self {
         let server = Arc::new(tiny_http::Server::http("127.0.0.1:0").unwrap());
         let url = format!("http://{}/simple", server.server_addr().to_ip().unwrap());
         let wheels = Arc::new(Mutex::new(BTreeMap::new()));
@@ -79,29 +79,35 @@ impl PypiIndex {
     }
 
     /// Serves the JSON API as bandersnatch mirrors do: the project's page, no page per release.
-    pub fn serve_project_pages_only(&self) {
+    pub(crate) fn serve_project_pages_only(&self) {
         self.project_pages_only.store(true, Ordering::SeqCst);
     }
 
     /// Publishes `version`, long ago: a pure-Python wheel whose module `NAME` has
     /// `VERSION = "<version>"`.
-    pub fn publish(&self, version: &str) {
+    pub(crate) fn publish(&self, version: &str) {
         self.publish_at(version, super::LONG_AGO);
     }
 
     /// Publishes `version`, uploaded at `time` (RFC 3339).
-    pub fn publish_at(&self, version: &str, time: &str) {
+    pub(crate) fn publish_at(&self, version: &str, time: &str) {
         self.publish_project_at(&self.name, version, &[], time);
     }
 
     /// Publishes `version` of the project `name` (served besides the first; the same kind of
     /// name), long ago, which requires `requires` (PEP 508 requirements).
-    pub fn publish_project(&self, name: &str, version: &str, requires: &[&str]) {
+    pub(crate) fn publish_project(&self, name: &str, version: &str, requires: &[&str]) {
         self.publish_project_at(name, version, requires, super::LONG_AGO);
     }
 
     /// [`PypiIndex::publish_project`], uploaded at `time` (RFC 3339).
-    pub fn publish_project_at(&self, name: &str, version: &str, requires: &[&str], time: &str) {
+    pub(crate) fn publish_project_at(
+        &self,
+        name: &str,
+        version: &str,
+        requires: &[&str],
+        time: &str,
+    ) {
         let file = format!("{name}-{version}-py3-none-any.whl");
         let bytes = wheel(name, version, requires);
         self.wheels.lock().unwrap().insert(file, bytes);
@@ -113,14 +119,14 @@ impl PypiIndex {
     }
 
     /// Yanks `version` with `reason` (PEP 592): the JSON API says so.
-    pub fn yank(&self, version: &str, reason: &str) {
+    pub(crate) fn yank(&self, version: &str, reason: &str) {
         let mut releases = self.releases.lock().unwrap();
         let key = (self.name.clone(), version.to_string());
         releases.get_mut(&key).unwrap().1 = Some(reason.to_string());
     }
 
     /// Whether a tool downloaded the wheel of `version`.
-    pub fn fetched(&self, version: &str) -> bool {
+    pub(crate) fn fetched(&self, version: &str) -> bool {
         let file = format!("/files/{}-{version}-py3-none-any.whl", self.name);
         self.requests.lock().unwrap().contains(&file)
     }
@@ -229,7 +235,7 @@ impl Fixture {
     /// Adds to the default branch a Python app: `files` (its manifest, `app.py`), a unittest suite
     /// in `tests/` that imports the app, and the lock `lock` (a tool's argv) writes from `index`
     /// now.
-    pub fn add_python_app(&self, index: &PypiIndex, files: &[(&str, &str)], lock: &[&str]) {
+    pub(crate) fn add_python_app(&self, index: &PypiIndex, files: &[(&str, &str)], lock: &[&str]) {
         let work = self.clone_main("python-app");
         std::fs::create_dir_all(work.join("tests")).unwrap();
         let suite = "import unittest\n\nimport app\n\n\nclass AppTest(unittest.TestCase):\n    def test_greets(self):\n        self.assertEqual(app.greet(\"Ada\"), \"Hello, Ada\")\n";
@@ -251,7 +257,7 @@ impl Fixture {
 
     /// `argv` in `dir` against `index` alone: a clean environment (no operator pip configuration),
     /// caches of the fixture's own, wheels only, as the sandbox runs the tools.
-    pub fn python_tool(
+    pub(crate) fn python_tool(
         &self,
         index: &PypiIndex,
         dir: &std::path::Path,

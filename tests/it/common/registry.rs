@@ -3,7 +3,7 @@
 use super::*;
 
 impl Fixture {
-    pub fn cargo(&self, dir: &Path, args: &[&str]) {
+    pub(crate) fn cargo(&self, dir: &Path, args: &[&str]) {
         succeed(
             std::process::Command::new("cargo")
                 .args(args)
@@ -14,12 +14,12 @@ impl Fixture {
 
     /// Adds a crate version to the local registry (cargo's `local-registry` layout), published
     /// long ago.
-    pub fn publish(&self, name: &str, version: &str, code: &str) {
+    pub(crate) fn publish(&self, name: &str, version: &str, code: &str) {
         self.publish_crate(name, version, code, &Crate::default());
     }
 
     /// [`Fixture::publish`] for a crate depending on `dependencies` (name, requirement).
-    pub fn publish_with(
+    pub(crate) fn publish_with(
         &self,
         name: &str,
         version: &str,
@@ -42,7 +42,7 @@ impl Fixture {
     }
 
     /// Adds a crate version with the index line's `pubtime`, dependencies and `yanked` flag.
-    pub fn publish_crate(&self, name: &str, version: &str, code: &str, line: &Crate) {
+    pub(crate) fn publish_crate(&self, name: &str, version: &str, code: &str, line: &Crate) {
         let work = tempfile::tempdir().unwrap();
         let dir = work.path().join(format!("{name}-{version}"));
         std::fs::create_dir_all(dir.join("src")).unwrap();

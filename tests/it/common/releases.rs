@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-pub struct ReleasesStandIn {
+pub(crate) struct ReleasesStandIn {
     /// `http://127.0.0.1:PORT`; GitHub's API at the root, GitLab's under `/api/v4`.
     pub url: String,
     /// `owner/repo` → releases, newest first, as GitHub lists them.
@@ -17,7 +17,7 @@ pub struct ReleasesStandIn {
 }
 
 impl ReleasesStandIn {
-    pub fn start() -> Self {
+    pub(crate) fn start() -> Self {
         let server = Arc::new(tiny_http::Server::http("127.0.0.1:0").unwrap());
         let url = format!("http://{}", server.server_addr().to_ip().unwrap());
         let releases: Arc<Mutex<BTreeMap<String, Vec<Value>>>> = Arc::default();
@@ -58,7 +58,7 @@ impl ReleasesStandIn {
     }
 
     /// A release of `repo` (`owner/name`) with its notes, as GitHub serves it.
-    pub fn release(&self, repo: &str, tag: &str, body: &str) {
+    pub(crate) fn release(&self, repo: &str, tag: &str, body: &str) {
         let release = json!({
             "tag_name": tag, "name": tag, "body": body, "draft": false, "prerelease": false,
             "html_url": format!("https://github.com/{repo}/releases/tag/{tag}"),

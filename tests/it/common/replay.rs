@@ -18,7 +18,7 @@ const FROZEN_CLAIM: &str = ", on an environment built from the committed files a
 /// What a run handed the tools: the variables passed by name and the configuration files copied
 /// into each unit's HOME (`tool`, path).
 #[derive(Debug, Default)]
-pub struct Operator {
+pub(crate) struct Operator {
     vars: Vec<(String, String)>,
     seeds: Vec<(String, PathBuf)>,
     /// Whether the run was under the embedded `deps` mission, whose commands are the real
@@ -29,7 +29,7 @@ pub struct Operator {
 impl Operator {
     /// What a run started with `extra` arguments and `env` variables (over the fixture's own
     /// defaults) handed the tools.
-    pub fn of(f: &Fixture, extra: &[&str], env: &[(&str, &str)]) -> Self {
+    pub(crate) fn of(f: &Fixture, extra: &[&str], env: &[(&str, &str)]) -> Self {
         let var = |name: &str| {
             env.iter()
                 .rev()
@@ -105,7 +105,7 @@ fn seed_target(tool: &str) -> &'static str {
 }
 
 /// What a PR body says passed: the test command and its working directory.
-pub fn claimed_test(body: &str) -> Option<(String, Option<String>)> {
+pub(crate) fn claimed_test(body: &str) -> Option<(String, Option<String>)> {
     let line = body
         .lines()
         .find_map(|l| l.strip_prefix("Tests passed: "))?;
@@ -145,7 +145,7 @@ struct Replay {
 impl Fixture {
     /// Replays every PR that `run` created or updated and whose body says its tests passed; the
     /// plan's `repo_context.ecosystems` say which frozen installs may apply.
-    pub fn replay(&self, run: &Run, plan: &Value, operator: &Operator) {
+    pub(crate) fn replay(&self, run: &Run, plan: &Value, operator: &Operator) {
         let ecosystems: Vec<String> = plan["repo_context"]["ecosystems"]
             .as_array()
             .map(|e| {
@@ -186,7 +186,7 @@ impl Fixture {
 
     /// Clones `branch`, runs the frozen install of each of `ecosystems` whose lock governs
     /// `dir`, then `test` in `dir`; panics with what failed.
-    pub fn replay_branch(
+    pub(crate) fn replay_branch(
         &self,
         branch: &str,
         test: &str,

@@ -4,7 +4,7 @@ use super::*;
 
 impl Fixture {
     /// Remote branches and their tips.
-    pub fn branches(&self) -> BTreeMap<String, String> {
+    pub(crate) fn branches(&self) -> BTreeMap<String, String> {
         sh(
             &self.remote,
             "git for-each-ref --format='%(refname:short) %(objectname)' refs/heads",
@@ -16,17 +16,17 @@ impl Fixture {
     }
 
     /// A file's content on a remote branch.
-    pub fn show(&self, branch: &str, path: &str) -> String {
+    pub(crate) fn show(&self, branch: &str, path: &str) -> String {
         sh(&self.remote, &format!("git show {branch}:{path}"))
     }
 
     /// A commit by a human on a remote branch (clone, commit, push).
-    pub fn human_commit(&self, branch: &str, file: &str) {
+    pub(crate) fn human_commit(&self, branch: &str, file: &str) {
         self.commit_file(branch, file, "edited by a human\n");
     }
 
     /// Writes `file` on a remote branch as a human would: clone, commit, push.
-    pub fn commit_file(&self, branch: &str, file: &str, content: &str) {
+    pub(crate) fn commit_file(&self, branch: &str, file: &str, content: &str) {
         let work = self
             .root
             .path()
@@ -50,7 +50,7 @@ impl Fixture {
     }
 
     /// A fresh clone of the remote in the fixture, named `name`, to commit and push from.
-    pub fn clone_main(&self, name: &str) -> PathBuf {
+    pub(crate) fn clone_main(&self, name: &str) -> PathBuf {
         let work = self.root.path().join(name);
         let _ = std::fs::remove_dir_all(&work);
         sh(
@@ -66,7 +66,7 @@ impl Fixture {
 
     /// Adds to the default branch one cargo project per name, each in its own directory with its
     /// own `Cargo.lock` (greeting 1.0.0) and a `make check` that takes `seconds`.
-    pub fn add_projects(&self, names: &[&str], seconds: u32) {
+    pub(crate) fn add_projects(&self, names: &[&str], seconds: u32) {
         let work = self.clone_main("projects");
         for name in names {
             let dir = work.join(name);
@@ -92,7 +92,7 @@ impl Fixture {
 
     /// Adds `count` small tracked files to the default branch (`pad/<dir>/<file>`, 500 a
     /// directory), as a large repository has.
-    pub fn pad(&self, count: usize) {
+    pub(crate) fn pad(&self, count: usize) {
         if count == 0 {
             return;
         }
@@ -112,7 +112,7 @@ impl Fixture {
 
     /// Writes a mission `name` with these ecosystems under the fixture; returns the `run` flags
     /// that select it.
-    pub fn custom_mission(&self, name: &str, ecosystems: Value) -> Vec<String> {
+    pub(crate) fn custom_mission(&self, name: &str, ecosystems: Value) -> Vec<String> {
         let dir = self.root.path().join("missions");
         std::fs::create_dir_all(dir.join(name)).unwrap();
         let mission =
@@ -131,7 +131,7 @@ impl Fixture {
     }
 
     /// Opens PR #1 on `quartermaster/cargo` with the greeting update.
-    pub fn open_cargo_pr(&self) {
+    pub(crate) fn open_cargo_pr(&self) {
         let run = self.run(&one_pr(), &[]);
         assert_eq!(run.code, 0, "{}", run.said());
     }

@@ -5,17 +5,17 @@ use super::*;
 impl Fixture {
     /// Quartermaster's temporary directory in this fixture, so that each run's scratch
     /// repositories can be inspected and shown to be cleaned up.
-    pub fn tmp(&self) -> PathBuf {
+    pub(crate) fn tmp(&self) -> PathBuf {
         self.root.path().join("tmp")
     }
 
     /// The binary with a clean environment: no CI variables, an isolated cargo home.
-    pub fn qm(&self) -> Command {
+    pub(crate) fn qm(&self) -> Command {
         Command::from_std(self.qm_process())
     }
 
     /// [`Fixture::qm`] as a plain process, for tests that signal it while it runs.
-    pub fn qm_process(&self) -> std::process::Command {
+    pub(crate) fn qm_process(&self) -> std::process::Command {
         let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin!("quartermaster"));
         std::fs::create_dir_all(self.tmp()).unwrap();
         cmd.env_clear()
@@ -50,7 +50,7 @@ impl Fixture {
 
     /// [`Fixture::qm_process`] set to `run --plan <plan>` in the checkout, on the local forge with
     /// the remote `origin`.
-    pub fn local_run(&self, plan: impl AsRef<std::ffi::OsStr>) -> std::process::Command {
+    pub(crate) fn local_run(&self, plan: impl AsRef<std::ffi::OsStr>) -> std::process::Command {
         let mut cmd = self.qm_process();
         cmd.arg("run")
             .arg("--plan")
@@ -63,7 +63,7 @@ impl Fixture {
     }
 
     /// [`Fixture::local_run`] of `plan`, started, its stdout dropped and its stderr piped.
-    pub fn spawn_local_run(&self, plan: &Value) -> std::process::Child {
+    pub(crate) fn spawn_local_run(&self, plan: &Value) -> std::process::Child {
         self.local_run(self.write_plan(plan))
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::piped())
@@ -71,18 +71,18 @@ impl Fixture {
             .unwrap()
     }
 
-    pub fn write_plan(&self, plan: &Value) -> PathBuf {
+    pub(crate) fn write_plan(&self, plan: &Value) -> PathBuf {
         let path = self.root.path().join("plan.json");
         std::fs::write(&path, serde_json::to_vec_pretty(plan).unwrap()).unwrap();
         path
     }
 
     /// Runs a plan on the local forge; returns the exit code, the report and everything printed.
-    pub fn run(&self, plan: &Value, extra: &[&str]) -> Run {
+    pub(crate) fn run(&self, plan: &Value, extra: &[&str]) -> Run {
         self.run_with(plan, extra, &[])
     }
 
-    pub fn run_with(&self, plan: &Value, extra: &[&str], env: &[(&str, &str)]) -> Run {
+    pub(crate) fn run_with(&self, plan: &Value, extra: &[&str], env: &[(&str, &str)]) -> Run {
         let plan_path = self.write_plan(plan);
         let report_path = self.root.path().join("report.json");
         let summary_path = self.root.path().join("summary.md");
@@ -160,7 +160,7 @@ impl Fixture {
     }
 }
 
-pub struct Run {
+pub(crate) struct Run {
     pub code: i32,
     pub report: Value,
     pub stdout: String,
@@ -169,20 +169,20 @@ pub struct Run {
 }
 
 impl Run {
-    pub fn action(&self, i: usize) -> &Value {
+    pub(crate) fn action(&self, i: usize) -> &Value {
         &self.report["actions"][i]
     }
 
-    pub fn status(&self, i: usize) -> &str {
+    pub(crate) fn status(&self, i: usize) -> &str {
         self.action(i)["status"].as_str().unwrap_or("?")
     }
 
-    pub fn reason(&self, i: usize) -> &str {
+    pub(crate) fn reason(&self, i: usize) -> &str {
         self.action(i)["reason"].as_str().unwrap_or("?")
     }
 
     /// The branches action `i`'s test runs were on, in order.
-    pub fn tested_branches(&self, i: usize) -> Vec<&str> {
+    pub(crate) fn tested_branches(&self, i: usize) -> Vec<&str> {
         self.action(i)["test"]["runs"]
             .as_array()
             .unwrap()
@@ -192,12 +192,12 @@ impl Run {
     }
 
     /// Progress and summary together (on GitHub Actions, progress goes to stdout).
-    pub fn output(&self) -> String {
+    pub(crate) fn output(&self) -> String {
         format!("{}{}", self.stderr, self.stdout)
     }
 
     /// Everything Quartermaster said, for assertions in failure messages.
-    pub fn said(&self) -> String {
+    pub(crate) fn said(&self) -> String {
         format!(
             "exit {}\n--- stderr\n{}\n--- stdout\n{}",
             self.code, self.stderr, self.stdout

@@ -5,13 +5,13 @@
 use std::path::PathBuf;
 
 /// Where the records go: cleared by `.ci/test` before each run.
-pub fn dir() -> PathBuf {
+pub(crate) fn dir() -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_TARGET_TMPDIR"), "/skipped"))
 }
 
 /// Records that the running test skips, and why. The test is named by its thread, as the test
 /// harness names it (`python::uv_lock_moves_the_package`).
-pub fn skipped(reason: &str) {
+pub(crate) fn skipped(reason: &str) {
     eprintln!("skipped: {reason}");
     let thread = std::thread::current();
     let name = thread.name().unwrap_or("unnamed test");
