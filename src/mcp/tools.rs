@@ -27,7 +27,7 @@ const INSTRUCTIONS: &str = "Quartermaster executes dependency-update plans after
 
 /// Why a tool cannot use the server's configuration; given back to the agent as the tool's error.
 #[derive(Debug, thiserror::Error)]
-enum Refusal {
+enum ToolRefusal {
     #[error("mission: {0}")]
     Mission(#[source] MissionError),
     #[error("the repository's policy cannot be used: {0}")]
@@ -37,11 +37,11 @@ enum Refusal {
     Screener(#[source] crate::supply::ClientError),
 }
 
-impl Hint for Refusal {
+impl Hint for ToolRefusal {
     fn hint(&self) -> Option<Cow<'_, str>> {
         match self {
-            Refusal::Policy(e) => e.hint(),
-            Refusal::Mission(_) | Refusal::Screener(_) => None,
+            ToolRefusal::Policy(e) => e.hint(),
+            ToolRefusal::Mission(_) | ToolRefusal::Screener(_) => None,
         }
     }
 }
@@ -287,8 +287,8 @@ impl QmServer {
     }
 
     /// The gates, made on first use.
-    async fn screener(&self) -> Result<Arc<Screener>, Refusal> {
-        let policy = self.config.policy.clone().map_err(Refusal::Policy)?;
+    async fn screener(&self) -> Result<Arc<Screener>, ToolRefusal> {
+        let policy = self.config.policy.clone().map_err(ToolRefusal::Policy)?;
         self.screener
             .get_or_try_init(|| async {
                 Screener::new(
@@ -302,17 +302,17 @@ impl QmServer {
             })
             .await
             .cloned()
-            .map_err(Refusal::Screener)
+            .map_err(ToolRefusal::Screener)
     }
 
     /// The named mission, or the server's; the refusal's text when it cannot be loaded.
-    fn mission(&self, name: Option<&str>) -> Result<Arc<Mission>, Refusal> {
+    fn mission(&self, name: Option<&str>) -> Result<Arc<Mission>, ToolRefusal> {
         match name {
             None => Ok(self.default_mission.clone()),
             Some(name) if name == self.config.mission => Ok(self.default_mission.clone()),
             Some(name) => mission::load(name, self.config.missions_dir.as_deref())
                 .map(Arc::new)
-                .map_err(Refusal::Mission),
+                .map_err(ToolRefusal::Mission),
         }
     }
 }

@@ -5,7 +5,7 @@ use super::identity;
 use super::job::{Job, JobAction, Report, StatusPipe};
 use super::limits;
 use super::mounts;
-use super::{Level, SetupError};
+use super::{LaunchError, Level};
 use nix::errno::Errno;
 use nix::sys::signal::{SigHandler, SigSet, SigmaskHow, Signal};
 use nix::sys::wait::{WaitStatus, waitpid};
@@ -29,7 +29,7 @@ enum SpawnError {
     #[error("a NUL byte in the command or its environment")]
     Nul,
     #[error(transparent)]
-    Reset(#[from] SetupError),
+    Reset(#[from] LaunchError),
     #[error("cannot run {}: {source}", path.display())]
     Exec {
         path: PathBuf,
@@ -51,15 +51,15 @@ pub(crate) fn init(job: &Job, status: &StatusPipe) -> ! {
     std::process::exit(code)
 }
 
-fn run_init(job: &Job, status: &StatusPipe) -> Result<(), SetupError> {
+fn run_init(job: &Job, status: &StatusPipe) -> Result<(), LaunchError> {
     // If the helper is killed, the namespace goes with it.
-    nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(SetupError::call("pdeathsig"))?;
+    nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(LaunchError::call("pdeathsig"))?;
     mounts::apply(&job.mounts)?;
     // Same uid as the command in a user namespace: non-dumpable, it cannot be ptraced into
     // lending its capabilities, nor its descriptors read through /proc/1/fd.
-    nix::sys::prctl::set_dumpable(false).map_err(SetupError::call("dumpable"))?;
+    nix::sys::prctl::set_dumpable(false).map_err(LaunchError::call("dumpable"))?;
     // SAFETY: init is single-threaded (forked from the single-threaded helper).
-    let command = match unsafe { nix::unistd::fork() }.map_err(SetupError::call("fork"))? {
+    let command = match unsafe { nix::unistd::fork() }.map_err(LaunchError::call("fork"))? {
         ForkResult::Child => command(job, status),
         ForkResult::Parent { child } => child,
     };
@@ -75,7 +75,7 @@ fn run_init(job: &Job, status: &StatusPipe) -> Result<(), SetupError> {
                 return Ok(());
             }
             Ok(_) | Err(Errno::EINTR) => {}
-            Err(e) => return Err(SetupError::call("waiting for the command")(e)),
+            Err(e) => return Err(LaunchError::call("waiting for the command")(e)),
         }
     }
 }
@@ -96,7 +96,7 @@ pub(crate) fn exit_report(ws: WaitStatus) -> Report {
     match ws {
         WaitStatus::Exited(_, code) => Report::Exited(code),
         WaitStatus::Signaled(_, signal, _) => Report::Signalled(signal as i32),
-        other => Report::setup(&SetupError::UnexpectedWait(other)),
+        other => Report::setup(&LaunchError::UnexpectedWait(other)),
     }
 }
 
@@ -191,11 +191,11 @@ fn try_exec(
 
 /// What the helper changed for itself must not reach the command: the blocked SIGCHLD, and the
 /// ignored SIGPIPE of every Rust program.
-fn reset_process_state() -> Result<(), SetupError> {
+fn reset_process_state() -> Result<(), LaunchError> {
     nix::sys::signal::sigprocmask(SigmaskHow::SIG_SETMASK, Some(&SigSet::empty()), None)
-        .map_err(SetupError::call("signal mask"))?;
+        .map_err(LaunchError::call("signal mask"))?;
     // SAFETY: installs the default disposition, no handler code runs.
     unsafe { nix::sys::signal::signal(Signal::SIGPIPE, SigHandler::SigDfl) }
-        .map_err(SetupError::call("SIGPIPE"))?;
+        .map_err(LaunchError::call("SIGPIPE"))?;
     Ok(())
 }

@@ -53,7 +53,7 @@ pub enum SandboxError {
     #[error("sandbox slot {0} is already running a unit")]
     SlotBusy(u32),
     #[error("the sandbox could not be set up: {0}")]
-    Setup(#[from] SetupError),
+    Setup(#[from] LaunchError),
     #[error("{path} is within reach of sandboxed commands ({how}); refusing to run")]
     Reachable { path: PathBuf, how: String },
     #[error("a sandboxed command changed the runner's file-command file {path} ({what})")]
@@ -84,9 +84,9 @@ impl SandboxError {
 }
 
 /// Why the sandbox could not prepare, start or follow a command. What fails inside the helper
-/// reaches Quartermaster as text on the status pipe, and comes back as [`SetupError::Reported`].
+/// reaches Quartermaster as text on the status pipe, and comes back as [`LaunchError::Reported`].
 #[derive(Debug, thiserror::Error)]
-pub enum SetupError {
+pub enum LaunchError {
     /// As the helper reported it.
     #[error("{0}")]
     Reported(String),
@@ -192,15 +192,15 @@ pub enum SetupError {
     Cgroup(#[from] CgroupError),
 }
 
-impl SetupError {
+impl LaunchError {
     /// For `map_err`: a failed system call of `step`, as nix reports it.
     pub(crate) fn call(step: &'static str) -> impl FnOnce(Errno) -> Self {
-        move |source| SetupError::Call { step, source }
+        move |source| LaunchError::Call { step, source }
     }
 
     /// For `map_err`: a failed system call of `step`, as the operating system words it.
     pub(crate) fn os<E: Into<io::Error>>(step: &'static str) -> impl FnOnce(E) -> Self {
-        move |source| SetupError::Os {
+        move |source| LaunchError::Os {
             step,
             source: source.into(),
         }
@@ -212,7 +212,7 @@ impl SetupError {
         path: &std::path::Path,
     ) -> impl FnOnce(E) -> Self {
         let path = path.to_path_buf();
-        move |source| SetupError::OsAt {
+        move |source| LaunchError::OsAt {
             step,
             path,
             source: source.into(),
@@ -230,46 +230,46 @@ mod tests {
     fn setup_failures_read_as_the_step_and_the_system_error() {
         let os = || io::Error::from_raw_os_error(1);
         let failures = [
-            SetupError::call("unshare")(Errno::EPERM),
-            SetupError::os::<io::Error>("making mounts private")(os()),
-            SetupError::os_at::<io::Error>("covering", std::path::Path::new("/home"))(os()),
-            SetupError::ReadOnly {
+            LaunchError::call("unshare")(Errno::EPERM),
+            LaunchError::os::<io::Error>("making mounts private")(os()),
+            LaunchError::os_at::<io::Error>("covering", std::path::Path::new("/home"))(os()),
+            LaunchError::ReadOnly {
                 path: "/usr".into(),
                 source: os(),
             },
-            SetupError::CoverReadOnly {
+            LaunchError::CoverReadOnly {
                 path: "/root".into(),
                 source: os(),
             },
-            SetupError::BoundingSet {
+            LaunchError::BoundingSet {
                 cap: 21,
                 source: os(),
             },
-            SetupError::UidSwitch(70000),
-            SetupError::Killer {
+            LaunchError::UidSwitch(70000),
+            LaunchError::Killer {
                 uid: 70000,
                 source: Errno::EPERM,
             },
-            SetupError::SetLimit {
+            LaunchError::SetLimit {
                 what: "open files",
                 source: Errno::EINVAL,
             },
-            SetupError::Write {
+            LaunchError::Write {
                 path: "/proc/self/uid_map".into(),
                 source: os(),
             },
-            SetupError::UnexpectedWait(WaitStatus::StillAlive),
-            SetupError::Threads {
+            LaunchError::UnexpectedWait(WaitStatus::StillAlive),
+            LaunchError::Threads {
                 what: "the token".into(),
                 threads: 3,
             },
-            SetupError::Cgroup(CgroupError::NotDelegated {
+            LaunchError::Cgroup(CgroupError::NotDelegated {
                 controller: "memory",
                 own: "/sys/fs/cgroup/qm".into(),
             }),
         ];
         let mut lines: Vec<String> = failures.iter().map(ToString::to_string).collect();
-        let reported = SetupError::Reported(failures[0].to_string());
+        let reported = LaunchError::Reported(failures[0].to_string());
         lines.push(SandboxError::from(reported).to_string());
         insta::assert_snapshot!(lines.join("\n"));
     }

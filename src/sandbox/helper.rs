@@ -10,7 +10,7 @@
 use super::child;
 use super::job::{Job, Report, StatusPipe};
 use super::reaper;
-use super::{Level, SetupError};
+use super::{LaunchError, Level};
 use nix::errno::Errno;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sched::CloneFlags;
@@ -100,14 +100,14 @@ fn helper(bytes: &[u8], fds: Vec<OwnedFd>) -> ! {
     };
     let status = StatusPipe::new(status);
     let started = stdio(&output)
-        .and_then(|()| serde_json::from_slice::<Job>(bytes).map_err(SetupError::UnreadableJob));
+        .and_then(|()| serde_json::from_slice::<Job>(bytes).map_err(LaunchError::UnreadableJob));
     drop(output);
     let result = started.and_then(|job| {
         let deadline = Instant::now() + Duration::from_millis(job.timeout_ms);
         // Everything the command starts descends from here, so it is all in the unit's cgroup.
         if let Some(cgroup) = &job.cgroup {
             std::fs::write(cgroup.join("cgroup.procs"), std::process::id().to_string()).map_err(
-                |source| SetupError::JoinCgroup {
+                |source| LaunchError::JoinCgroup {
                     path: cgroup.clone(),
                     source,
                 },
@@ -131,12 +131,12 @@ fn helper(bytes: &[u8], fds: Vec<OwnedFd>) -> ! {
 }
 
 /// The command's output pipe on stdout and stderr; stdin (the zygote's socket) on /dev/null.
-fn stdio(output: &OwnedFd) -> Result<(), SetupError> {
-    let null = std::fs::File::open("/dev/null").map_err(SetupError::DevNull)?;
+fn stdio(output: &OwnedFd) -> Result<(), LaunchError> {
+    let null = std::fs::File::open("/dev/null").map_err(LaunchError::DevNull)?;
     nix::unistd::dup2_stdin(&null)
         .and_then(|()| nix::unistd::dup2_stdout(output))
         .and_then(|()| nix::unistd::dup2_stderr(output))
-        .map_err(SetupError::call("redirecting the output"))
+        .map_err(LaunchError::call("redirecting the output"))
 }
 
 /// New mount, PID and IPC namespaces (and a user namespace when unprivileged); the forked
@@ -146,19 +146,19 @@ fn namespaced(
     status: &StatusPipe,
     lifeline: &OwnedFd,
     deadline: Instant,
-) -> Result<(), SetupError> {
+) -> Result<(), LaunchError> {
     let user_ns = job.level == Level::Namespaces;
     let (uid, gid) = (nix::unistd::geteuid(), nix::unistd::getegid());
     let mut flags = CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWPID | CloneFlags::CLONE_NEWIPC;
     if user_ns {
         flags |= CloneFlags::CLONE_NEWUSER;
     }
-    nix::sched::unshare(flags).map_err(SetupError::call("unshare"))?;
+    nix::sched::unshare(flags).map_err(LaunchError::call("unshare"))?;
     if user_ns {
         // The operator's own ids, mapped to themselves: the command is not root in there, so
         // `exec` leaves it no capability.
         let write = |file: &str, text: String| {
-            std::fs::write(file, text).map_err(|source| SetupError::Write {
+            std::fs::write(file, text).map_err(|source| LaunchError::Write {
                 path: PathBuf::from(file),
                 source,
             })
@@ -188,8 +188,8 @@ fn contained(
     status: &StatusPipe,
     lifeline: &OwnedFd,
     deadline: Instant,
-) -> Result<(), SetupError> {
-    nix::sys::prctl::set_child_subreaper(true).map_err(SetupError::call("subreaper"))?;
+) -> Result<(), LaunchError> {
+    nix::sys::prctl::set_child_subreaper(true).map_err(LaunchError::call("subreaper"))?;
     let signals = block_sigchld()?;
     let Some(command) = fork()? else {
         child::command(job, status)
@@ -212,9 +212,9 @@ fn contained(
 }
 
 /// The child's pid, or `None` in the child.
-fn fork() -> Result<Option<Pid>, SetupError> {
+fn fork() -> Result<Option<Pid>, LaunchError> {
     // SAFETY: the helper is single-threaded, so the child may do anything after fork.
-    match unsafe { nix::unistd::fork() }.map_err(SetupError::call("fork"))? {
+    match unsafe { nix::unistd::fork() }.map_err(LaunchError::call("fork"))? {
         ForkResult::Child => Ok(None),
         ForkResult::Parent { child } => Ok(Some(child)),
     }
@@ -222,13 +222,13 @@ fn fork() -> Result<Option<Pid>, SetupError> {
 
 /// SIGCHLD is blocked and read from a descriptor, so that one `poll` waits for the child, the
 /// deadline and the lifeline at once.
-fn block_sigchld() -> Result<SignalFd, SetupError> {
+fn block_sigchld() -> Result<SignalFd, LaunchError> {
     let mut mask = SigSet::empty();
     mask.add(Signal::SIGCHLD);
     mask.thread_block()
-        .map_err(SetupError::call("blocking SIGCHLD"))?;
+        .map_err(LaunchError::call("blocking SIGCHLD"))?;
     SignalFd::with_flags(&mask, SfdFlags::SFD_CLOEXEC | SfdFlags::SFD_NONBLOCK)
-        .map_err(SetupError::call("signalfd"))
+        .map_err(LaunchError::call("signalfd"))
 }
 
 enum Ended {
@@ -254,21 +254,21 @@ fn supervise(
     deadline: Instant,
     signals: &SignalFd,
     lifeline: &OwnedFd,
-) -> Result<Ended, SetupError> {
+) -> Result<Ended, LaunchError> {
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
             return Ok(Ended::TimedOut);
         }
         let timeout = PollTimeout::try_from(left.min(Duration::from_secs(60)))
-            .map_err(SetupError::PollTimeout)?;
+            .map_err(LaunchError::PollTimeout)?;
         let mut fds = [
             PollFd::new(signals.as_fd(), PollFlags::POLLIN),
             PollFd::new(lifeline.as_fd(), PollFlags::POLLIN),
         ];
         match poll(&mut fds, timeout) {
             Ok(_) | Err(Errno::EINTR) => {}
-            Err(e) => return Err(SetupError::call("poll")(e)),
+            Err(e) => return Err(LaunchError::call("poll")(e)),
         }
         // Quartermaster never writes on it: readable means closed.
         if fds[1].revents().is_some_and(|r| !r.is_empty()) {

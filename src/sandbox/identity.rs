@@ -2,7 +2,7 @@
 //! even in the bounding set, and `no_new_privs`; then the checks made as that identity.
 
 use super::job::SlotIdentity;
-use super::{Level, SetupError};
+use super::{LaunchError, Level};
 use nix::unistd::{AccessFlags, Gid, Uid, access};
 use rustix::thread::{CapabilitySet, CapabilitySets};
 use std::path::{Path, PathBuf};
@@ -12,19 +12,19 @@ use std::path::{Path, PathBuf};
 pub(crate) fn drop_privileges(
     level: Level,
     identity: Option<SlotIdentity>,
-) -> Result<(), SetupError> {
+) -> Result<(), LaunchError> {
     let no_new_privs =
-        || nix::sys::prctl::set_no_new_privs().map_err(SetupError::os("no_new_privs"));
+        || nix::sys::prctl::set_no_new_privs().map_err(LaunchError::os("no_new_privs"));
     if level == Level::None {
         return no_new_privs();
     }
     clear_bounding_set()?;
-    rustix::thread::clear_ambient_capability_set().map_err(SetupError::os("ambient set"))?;
+    rustix::thread::clear_ambient_capability_set().map_err(LaunchError::os("ambient set"))?;
     if let Some(SlotIdentity { uid, gid }) = identity {
         let (uid, gid) = (Uid::from_raw(uid), Gid::from_raw(gid));
-        nix::unistd::setgroups(&[]).map_err(SetupError::call("setgroups"))?;
-        nix::unistd::setresgid(gid, gid, gid).map_err(SetupError::call("setresgid"))?;
-        nix::unistd::setresuid(uid, uid, uid).map_err(SetupError::call("setresuid"))?;
+        nix::unistd::setgroups(&[]).map_err(LaunchError::call("setgroups"))?;
+        nix::unistd::setresgid(gid, gid, gid).map_err(LaunchError::call("setresgid"))?;
+        nix::unistd::setresuid(uid, uid, uid).map_err(LaunchError::call("setresuid"))?;
     }
     // A uid change from root already empties these; in a user namespace, where the command keeps
     // the operator's uid, this is what takes the namespace's capabilities away before `exec`.
@@ -33,14 +33,14 @@ pub(crate) fn drop_privileges(
         permitted: CapabilitySet::empty(),
         inheritable: CapabilitySet::empty(),
     };
-    rustix::thread::set_capabilities(None, none).map_err(SetupError::os("capset"))?;
+    rustix::thread::set_capabilities(None, none).map_err(LaunchError::os("capset"))?;
     no_new_privs()?;
     verify(identity)
 }
 
 /// Every capability up to the kernel's last one leaves the bounding set, so that no setuid or
 /// file-capability binary can hand one back.
-fn clear_bounding_set() -> Result<(), SetupError> {
+fn clear_bounding_set() -> Result<(), LaunchError> {
     let last: u32 = std::fs::read_to_string("/proc/sys/kernel/cap_last_cap")
         .ok()
         .and_then(|s| s.trim().parse().ok())
@@ -49,7 +49,7 @@ fn clear_bounding_set() -> Result<(), SetupError> {
     for cap in 0..=last {
         let set = CapabilitySet::from_bits_retain(1 << cap);
         rustix::thread::remove_capability_from_bounding_set(set).map_err(|e| {
-            SetupError::BoundingSet {
+            LaunchError::BoundingSet {
                 cap,
                 source: e.into(),
             }
@@ -58,15 +58,15 @@ fn clear_bounding_set() -> Result<(), SetupError> {
     Ok(())
 }
 
-fn verify(identity: Option<SlotIdentity>) -> Result<(), SetupError> {
-    let caps = rustix::thread::capabilities(None).map_err(SetupError::os("capget"))?;
+fn verify(identity: Option<SlotIdentity>) -> Result<(), LaunchError> {
+    let caps = rustix::thread::capabilities(None).map_err(LaunchError::os("capget"))?;
     if !(caps.effective | caps.permitted | caps.inheritable).is_empty() {
-        return Err(SetupError::CapabilitiesHeld);
+        return Err(LaunchError::CapabilitiesHeld);
     }
     if let Some(SlotIdentity { uid, .. }) = identity {
-        let ids = nix::unistd::getresuid().map_err(SetupError::call("getresuid"))?;
+        let ids = nix::unistd::getresuid().map_err(LaunchError::call("getresuid"))?;
         if [ids.real, ids.effective, ids.saved] != [Uid::from_raw(uid); 3] {
-            return Err(SetupError::UidSwitch(uid));
+            return Err(LaunchError::UidSwitch(uid));
         }
     }
     Ok(())

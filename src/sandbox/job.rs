@@ -1,7 +1,7 @@
 //! What Quartermaster hands the helper (one JSON message) and what the helper reports back (JSON
 //! lines on the status pipe). The job never holds a secret: redaction stays with the caller.
 
-use super::{Level, Limits, SetupError};
+use super::{LaunchError, Level, Limits};
 use serde::{Deserialize, Serialize};
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::PathBuf;
@@ -78,7 +78,7 @@ pub(crate) enum Report {
 
 impl Report {
     /// A setup failure, as text: the status pipe carries JSON lines.
-    pub(crate) fn setup(e: &SetupError) -> Report {
+    pub(crate) fn setup(e: &LaunchError) -> Report {
         Report::Setup(e.to_string())
     }
 }

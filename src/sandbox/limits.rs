@@ -158,7 +158,7 @@ impl fmt::Display for Size {
 pub(crate) fn apply_rlimits(
     limits: &Limits,
     counted_by_cgroup: bool,
-) -> Result<(), super::SetupError> {
+) -> Result<(), super::LaunchError> {
     use nix::sys::resource::{Resource, getrlimit, setrlimit};
     let mut wanted = vec![
         (Resource::RLIMIT_FSIZE, limits.file_size, "file size"),
@@ -174,10 +174,10 @@ pub(crate) fn apply_rlimits(
         };
         // Never above the hard limit this process already has (raising it needs privileges).
         let (_, hard) =
-            getrlimit(resource).map_err(|source| super::SetupError::ReadLimit { what, source })?;
+            getrlimit(resource).map_err(|source| super::LaunchError::ReadLimit { what, source })?;
         let limit = limit.min(hard);
         setrlimit(resource, limit, limit)
-            .map_err(|source| super::SetupError::SetLimit { what, source })?;
+            .map_err(|source| super::LaunchError::SetLimit { what, source })?;
     }
     Ok(())
 }

@@ -40,7 +40,7 @@ pub use config::{
     CONTAINER_FILE_COMMANDS, DEFAULT_UID_BASE, FILE_COMMAND_VARS, Isolation, Level, SandboxConfig,
     Seed, ToolConfig,
 };
-pub use error::{SandboxError, SetupError};
+pub use error::{LaunchError, SandboxError};
 pub use helper::{HELPER_ARG, enter_if_requested};
 pub use limits::{Limits, Size};
 pub use outcome::{Exit, OUTPUT_TAIL_BYTES, ProcessOutcome, redact};

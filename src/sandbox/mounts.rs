@@ -6,7 +6,7 @@
 //! Mounts made here cannot be undone by the command: it holds no capability once it `exec`s, and
 //! in any user namespace it creates, the kernel locks the mounts it inherits together.
 
-use super::SetupError;
+use super::LaunchError;
 use super::job::{Exposure, MountPlan};
 use nix::errno::Errno;
 use nix::fcntl::{AT_FDCWD, OFlag};
@@ -20,10 +20,10 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 /// Applies `plan` to the current mount namespace (which must be private to this command).
-pub(crate) fn apply(plan: &MountPlan) -> Result<(), SetupError> {
+pub(crate) fn apply(plan: &MountPlan) -> Result<(), LaunchError> {
     let none: Option<&str> = None;
     nix::mount::mount(none, "/", none, MsFlags::MS_PRIVATE | MsFlags::MS_REC, none)
-        .map_err(SetupError::os("making mounts private"))?;
+        .map_err(LaunchError::os("making mounts private"))?;
     // Cloned while the file system is still as it was: the covers and the read-only switch
     // below do not reach these detached copies.
     let clones = plan
@@ -33,7 +33,7 @@ pub(crate) fn apply(plan: &MountPlan) -> Result<(), SetupError> {
         .map(clone)
         .collect::<Result<Vec<_>, _>>()?;
     set_read_only(libc::AT_FDCWD, Path::new("/"), libc::AT_RECURSIVE)
-        .map_err(SetupError::os("making the file system read-only"))?;
+        .map_err(LaunchError::os("making the file system read-only"))?;
     // After the switch to read-only, so that /proc stays writable as on any system (tools
     // write /proc/self/*); it shows only this namespace's processes.
     nix::mount::mount(
@@ -43,7 +43,7 @@ pub(crate) fn apply(plan: &MountPlan) -> Result<(), SetupError> {
         MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC,
         none,
     )
-    .map_err(SetupError::os("mounting a fresh /proc"))?;
+    .map_err(LaunchError::os("mounting a fresh /proc"))?;
     let mut mask = None;
     for op in ordered(plan, &clones) {
         match op {
@@ -77,7 +77,7 @@ struct Clone {
     fd: OwnedFd,
 }
 
-fn clone(exposure: &Exposure) -> Result<Clone, SetupError> {
+fn clone(exposure: &Exposure) -> Result<Clone, LaunchError> {
     let fd = rustix::mount::open_tree(
         AT_FDCWD,
         exposure.path.as_path(),
@@ -85,14 +85,14 @@ fn clone(exposure: &Exposure) -> Result<Clone, SetupError> {
             | OpenTreeFlags::OPEN_TREE_CLOEXEC
             | OpenTreeFlags::AT_RECURSIVE,
     )
-    .map_err(SetupError::os_at("cloning", &exposure.path))?;
+    .map_err(LaunchError::os_at("cloning", &exposure.path))?;
     if !exposure.writable {
         set_read_only(
             fd.as_raw_fd(),
             Path::new(""),
             libc::AT_EMPTY_PATH | libc::AT_RECURSIVE,
         )
-        .map_err(|source| SetupError::ReadOnly {
+        .map_err(|source| LaunchError::ReadOnly {
             path: exposure.path.clone(),
             source,
         })?;
@@ -141,7 +141,7 @@ enum Cover {
 
 /// Mounts an empty tmpfs on `target` for `kind`, holding the mountpoints the exposures inside it
 /// need.
-fn cover(target: &Path, kind: Cover, clones: &[Clone]) -> Result<(), SetupError> {
+fn cover(target: &Path, kind: Cover, clones: &[Clone]) -> Result<(), LaunchError> {
     let (mode, size, read_only) = match kind {
         Cover::Fresh(size) => (0o1777, size, false),
         Cover::Hide { traversable } => (if traversable { 0o111 } else { 0 }, None, true),
@@ -149,7 +149,7 @@ fn cover(target: &Path, kind: Cover, clones: &[Clone]) -> Result<(), SetupError>
     if !target.is_dir() {
         return Ok(());
     }
-    let fail = |step| SetupError::os_at::<rustix::io::Errno>(step, target);
+    let fail = |step| LaunchError::os_at::<rustix::io::Errno>(step, target);
     let fs = rustix::mount::fsopen("tmpfs", FsOpenFlags::FSOPEN_CLOEXEC)
         .map_err(fail("creating a tmpfs for"))?;
     rustix::mount::fsconfig_set_string(&fs, "mode", format!("{mode:o}"))
@@ -170,12 +170,12 @@ fn cover(target: &Path, kind: Cover, clones: &[Clone]) -> Result<(), SetupError>
             && !rel.as_os_str().is_empty()
         {
             mountpoint(&mnt, rel, clone.is_dir)
-                .map_err(SetupError::os_at::<Errno>("preparing", target))?;
+                .map_err(LaunchError::os_at::<Errno>("preparing", target))?;
         }
     }
     if read_only {
         set_read_only(mnt.as_raw_fd(), Path::new(""), libc::AT_EMPTY_PATH).map_err(|source| {
-            SetupError::CoverReadOnly {
+            LaunchError::CoverReadOnly {
                 path: target.to_path_buf(),
                 source,
             }
@@ -211,22 +211,22 @@ fn mountpoint(mnt: &OwnedFd, rel: &Path, is_dir: bool) -> Result<(), Errno> {
 }
 
 /// A detached, read-only tmpfs holding one empty mode-000 file, bound over hidden files.
-fn mask_source() -> Result<OwnedFd, SetupError> {
-    let fail = || SetupError::os::<rustix::io::Errno>("creating the file mask");
+fn mask_source() -> Result<OwnedFd, LaunchError> {
+    let fail = || LaunchError::os::<rustix::io::Errno>("creating the file mask");
     let fs = rustix::mount::fsopen("tmpfs", FsOpenFlags::FSOPEN_CLOEXEC).map_err(fail())?;
     rustix::mount::fsconfig_create(&fs).map_err(fail())?;
     let mnt = rustix::mount::fsmount(&fs, FsMountFlags::FSMOUNT_CLOEXEC, MountAttrFlags::empty())
         .map_err(fail())?;
     let flags = OFlag::O_CREAT | OFlag::O_WRONLY | OFlag::O_CLOEXEC;
     nix::fcntl::openat(&mnt, "masked", flags, Mode::empty())
-        .map_err(SetupError::os("creating the file mask"))?;
+        .map_err(LaunchError::os("creating the file mask"))?;
     set_read_only(mnt.as_raw_fd(), Path::new(""), libc::AT_EMPTY_PATH)
-        .map_err(SetupError::os("creating the file mask"))?;
+        .map_err(LaunchError::os("creating the file mask"))?;
     Ok(mnt)
 }
 
-fn hide_file(mask: &OwnedFd, target: &Path) -> Result<(), SetupError> {
-    let fail = || SetupError::os_at::<rustix::io::Errno>("hiding", target);
+fn hide_file(mask: &OwnedFd, target: &Path) -> Result<(), LaunchError> {
+    let fail = || LaunchError::os_at::<rustix::io::Errno>("hiding", target);
     let copy = rustix::mount::open_tree(
         mask,
         "masked",
@@ -243,7 +243,7 @@ fn hide_file(mask: &OwnedFd, target: &Path) -> Result<(), SetupError> {
     .map_err(fail())
 }
 
-fn attach(clone: &Clone) -> Result<(), SetupError> {
+fn attach(clone: &Clone) -> Result<(), LaunchError> {
     rustix::mount::move_mount(
         &clone.fd,
         "",
@@ -251,7 +251,7 @@ fn attach(clone: &Clone) -> Result<(), SetupError> {
         clone.path.as_path(),
         MoveMountFlags::MOVE_MOUNT_F_EMPTY_PATH,
     )
-    .map_err(SetupError::os_at("exposing", &clone.path))
+    .map_err(LaunchError::os_at("exposing", &clone.path))
 }
 
 /// `mount_setattr(2)` with `MOUNT_ATTR_RDONLY`: neither nix nor rustix wraps it, and it is the

@@ -11,7 +11,7 @@ use super::layout::{self, Layout};
 use super::reaper::processes_of;
 use super::spawn::Zygote;
 use super::unit::{Cell, UnitSpec};
-use super::{Isolation, Level, SandboxConfig, SandboxError, SetupError};
+use super::{Isolation, LaunchError, Level, SandboxConfig, SandboxError};
 use std::collections::BTreeSet;
 use std::ffi::OsString;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -334,7 +334,7 @@ impl Sandbox {
             Ok(cgroup) => cgroup,
             Err(why) => {
                 let _ = layout::remove_tree(&layout.dir);
-                return Err(SetupError::from(why).into());
+                return Err(LaunchError::from(why).into());
             }
         };
         let canonical =

@@ -3,7 +3,7 @@
 //! root, a process holding the slot uid kills everything of that uid until `/proc` shows none;
 //! with no sandbox at all, the helper's descendants are frozen, then killed.
 
-use super::SetupError;
+use super::LaunchError;
 use super::job::{Report, SlotIdentity, StatusPipe};
 use nix::errno::Errno;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
@@ -19,8 +19,8 @@ use std::time::{Duration, Instant};
 const KILL_PATIENCE: Duration = Duration::from_secs(5);
 
 /// Live processes (zombies are dead) whose real, effective or saved uid is `uid`, but `except`.
-pub(crate) fn processes_of(uid: u32, except: i32) -> Result<Vec<i32>, SetupError> {
-    let all = procfs::process::all_processes().map_err(|source| SetupError::Proc {
+pub(crate) fn processes_of(uid: u32, except: i32) -> Result<Vec<i32>, LaunchError> {
+    let all = procfs::process::all_processes().map_err(|source| LaunchError::Proc {
         what: "/proc",
         source,
     })?;
@@ -51,9 +51,9 @@ pub(crate) fn sweep_uid(
     leftovers: bool,
     signals: &SignalFd,
     status: &StatusPipe,
-) -> Result<(), SetupError> {
+) -> Result<(), LaunchError> {
     // SAFETY: the helper is single-threaded, so the child may do anything after fork.
-    match unsafe { nix::unistd::fork() }.map_err(SetupError::call("fork"))? {
+    match unsafe { nix::unistd::fork() }.map_err(LaunchError::call("fork"))? {
         ForkResult::Child => std::process::exit(killer(identity, status)),
         ForkResult::Parent { .. } => {}
     }
@@ -73,7 +73,7 @@ fn killer(identity: SlotIdentity, status: &StatusPipe) -> i32 {
         .and_then(|()| nix::unistd::setresgid(gid, gid, gid))
         .and_then(|()| nix::unistd::setresuid(uid, uid, uid));
     if let Err(source) = became {
-        status.send(&Report::setup(&SetupError::Killer {
+        status.send(&Report::setup(&LaunchError::Killer {
             uid: identity.uid,
             source,
         }));

@@ -5,7 +5,7 @@ use super::guard;
 use super::helper::HELPER_ARG;
 use super::job::{Job, Report, parse_reports};
 use super::outcome::read_tail;
-use super::{SandboxError, SetupError};
+use super::{LaunchError, SandboxError};
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::socket::{
     AddressFamily, ControlMessage, MsgFlags, Shutdown, SockFlag, SockType, sendmsg, shutdown,
@@ -101,7 +101,7 @@ impl Zygote {
             None,
             SockFlag::SOCK_CLOEXEC,
         )
-        .map_err(SetupError::call("socketpair"))?;
+        .map_err(LaunchError::call("socketpair"))?;
         // Its own process group: a Ctrl-C meant for Quartermaster must not kill helpers before
         // they have cleaned up (Quartermaster's interrupt closes their lifelines instead).
         let child = std::process::Command::new(helper)
@@ -129,7 +129,7 @@ impl Zygote {
         job: &Job,
         tee: Option<std::fs::File>,
     ) -> Result<HelperOutput, SandboxError> {
-        let bytes = serde_json::to_vec(job).map_err(SetupError::EncodeJob)?;
+        let bytes = serde_json::to_vec(job).map_err(LaunchError::EncodeJob)?;
         let pipe = |what: &str| SandboxError::io(format!("cannot create the {what} pipe"));
         let (out_r, out_w) = std::io::pipe().map_err(pipe("output"))?;
         let (status_r, status_w) = std::io::pipe().map_err(pipe("status"))?;
@@ -150,7 +150,7 @@ impl Zygote {
         };
         // Only the helper may hold these now: the readers rely on end-of-file.
         drop((out_w, status_w, life_r));
-        sent.map_err(SetupError::HelperGone)?;
+        sent.map_err(LaunchError::HelperGone)?;
         let id = NEXT_ID.fetch_add(1, Ordering::SeqCst);
         lock(&LIFELINES).push((id, life_w));
         if interrupted() {

@@ -2,7 +2,7 @@
 //! environment block the kernel shows in `/proc/<pid>/environ` (libc's `unsetenv` only drops the
 //! pointer, the bytes stay); and a check of whether the parent process still holds it.
 
-use super::{SandboxError, SetupError};
+use super::{LaunchError, SandboxError};
 use std::ffi::OsString;
 use std::os::unix::fs::FileExt;
 
@@ -50,7 +50,7 @@ fn single_threaded(what: &str) -> Result<(), SandboxError> {
     if threads == 1 {
         Ok(())
     } else {
-        Err(SetupError::Threads {
+        Err(LaunchError::Threads {
             what: what.to_string(),
             threads,
         }
@@ -59,7 +59,7 @@ fn single_threaded(what: &str) -> Result<(), SandboxError> {
 }
 
 fn proc_error(source: procfs::ProcError) -> SandboxError {
-    SetupError::Proc {
+    LaunchError::Proc {
         what: "/proc/self",
         source,
     }
@@ -73,7 +73,7 @@ fn wipe_block(matches: impl Fn(&[u8]) -> bool) -> Result<(), SandboxError> {
         .and_then(|me| me.stat())
         .map_err(proc_error)?;
     let (Some(start), Some(end)) = (stat.env_start, stat.env_end) else {
-        return Err(SetupError::NoEnvironmentBlock.into());
+        return Err(LaunchError::NoEnvironmentBlock.into());
     };
     let io = |what: &'static str| SandboxError::io(format!("{what} the environment block"));
     let mem = std::fs::OpenOptions::new()

@@ -5,7 +5,7 @@ use super::guard::{PermissionGuard, Watch};
 use super::job::{Exposure, Job, JobAction, MountPlan, Report, SlotIdentity};
 use super::layout::{self, Layout};
 use super::outcome::{Exit, ProcessOutcome, append_log, redacted_tail};
-use super::{Level, Sandbox, SandboxError, SetupError, ToolConfig, cgroup, limits, spawn};
+use super::{LaunchError, Level, Sandbox, SandboxError, ToolConfig, cgroup, limits, spawn};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -171,12 +171,12 @@ impl Cell<'_> {
                     return Err(SandboxError::Reachable { path, how });
                 }
                 Report::Setup(why) | Report::SpawnFailed(why) => {
-                    failure = Some(SetupError::Reported(why));
+                    failure = Some(LaunchError::Reported(why));
                 }
                 _ => {}
             }
         }
-        Err(failure.unwrap_or(SetupError::NothingReported).into())
+        Err(failure.unwrap_or(LaunchError::NothingReported).into())
     }
 
     fn job(
@@ -262,7 +262,7 @@ fn verdict(
                     pids: pids.join(", "),
                 });
             }
-            Report::Setup(why) => return Err(SetupError::Reported(why).into()),
+            Report::Setup(why) => return Err(LaunchError::Reported(why).into()),
             Report::SpawnFailed(why) => (0, Exit::SpawnFailed(why)),
             Report::TimedOut => (1, Exit::TimedOut(timeout)),
             Report::Interrupted => (2, Exit::Signal(nix::sys::signal::Signal::SIGKILL as i32)),
@@ -276,7 +276,7 @@ fn verdict(
         }
     }
     exit.map(|(_, exit)| exit)
-        .ok_or(SetupError::NoResult.into())
+        .ok_or(LaunchError::NoResult.into())
 }
 
 /// The job's environment: JSON carries text, so a variable that is not UTF-8 is refused (named,
