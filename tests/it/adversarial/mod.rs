@@ -171,6 +171,25 @@ fn every_adversarial_plan_is_refused_precisely() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// What `quartermaster validate` prints for every adversarial plan: each refusal's message, as
+/// the user reads it, is pinned here.
+#[test]
+fn every_refusal_reads_as_validate_prints_it() {
+    let mut out = String::new();
+    for case in cases() {
+        let mut plan = base();
+        (case.mutate)(&mut plan);
+        let mission = mission::load(case.mission, None).unwrap();
+        out.push_str(&format!("## {}\n", case.name));
+        out.push_str(&quartermaster::cli::render_text(
+            "plan.json",
+            &run(&plan, &mission),
+        ));
+        out.push('\n');
+    }
+    insta::assert_snapshot!(out);
+}
+
 #[test]
 fn malformed_documents() {
     let deps = deps();
