@@ -2,11 +2,86 @@
 //! from the fake's state, the requests it saw, faults queued to answer in its place, the example
 //! payloads each fake patches, and the commits between two branches of the real repository.
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
+
+/// What both fakes keep alike; each fake's state derefs to it, so tests read `state.token`,
+/// `state.tamper` or `state.api_commits` on either forge.
+pub(crate) struct Common {
+    pub token: String,
+    /// Files written through the API get a line appended: a forge (or a proxy) that does not
+    /// store the bytes it was sent.
+    pub tamper: bool,
+    /// Commits made through the API, in order.
+    pub api_commits: Vec<String>,
+    pub issues: BTreeMap<u64, Issue>,
+    pub faults: Vec<Fault>,
+    /// The bare repository branches are pushed to.
+    pub git_dir: PathBuf,
+    /// The forge's documented example payloads, which the fake patches.
+    pub templates: Value,
+}
+
+impl Common {
+    pub(crate) fn new(token: &str, git_dir: PathBuf, examples: &str) -> Self {
+        Common {
+            token: token.to_string(),
+            tamper: false,
+            api_commits: Vec::new(),
+            issues: BTreeMap::new(),
+            faults: Vec::new(),
+            git_dir,
+            templates: templates(examples),
+        }
+    }
+
+    /// The issues as tests compare them on either forge: the forge's `opened` state reads
+    /// `open`, and each issue carries its comments' bodies.
+    pub(crate) fn issue_records(
+        &self,
+        opened: &str,
+        comments: impl Fn(u64) -> Vec<Value>,
+    ) -> Vec<Value> {
+        self.issues
+            .values()
+            .map(|i| {
+                json!({
+                    "number": i.number, "state": if i.state == opened { "open" } else { i.state },
+                    "title": i.title, "body": i.body, "labels": i.labels,
+                    "comments": comments(i.number),
+                })
+            })
+            .collect()
+    }
+}
+
+/// Comments (or notes) as tests compare them: their bodies.
+pub(crate) fn bodies(comments: Option<&Vec<(u64, String)>>) -> Vec<Value> {
+    comments
+        .map(|c| c.iter().map(|(_, b)| json!({ "body": b })).collect())
+        .unwrap_or_default()
+}
+
+/// `state.token` and the like, on either fake's state.
+macro_rules! deref_common {
+    ($state:ty) => {
+        impl std::ops::Deref for $state {
+            type Target = $crate::common::fake_forge::Common;
+            fn deref(&self) -> &Self::Target {
+                &self.common
+            }
+        }
+        impl std::ops::DerefMut for $state {
+            fn deref_mut(&mut self) -> &mut Self::Target {
+                &mut self.common
+            }
+        }
+    };
+}
+pub(crate) use deref_common;
 
 /// An issue, as both fakes keep it (GitLab's `iid` and `description` are its number and body).
 #[derive(Debug, Clone)]
@@ -104,6 +179,11 @@ impl<S: Api> FakeForge<S> {
     /// The requests seen since the start or the last [`Self::forget_requests`].
     pub(crate) async fn received(&self) -> Vec<Request> {
         self.server.received_requests().await.unwrap_or_default()
+    }
+
+    /// Every request the fake saw, as `read` records it.
+    pub(crate) async fn received_as<T>(&self, read: impl Fn(&Request) -> T) -> Vec<T> {
+        self.received().await.iter().map(read).collect()
     }
 
     pub(crate) async fn forget_requests(&self) {

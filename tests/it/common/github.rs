@@ -4,7 +4,7 @@
 //! branches are pushed to. Faults can be queued: answered before the request takes effect, or
 //! after (GitHub did the work, the answer was lost).
 
-use super::fake_forge::{Api, FakeForge, Page, header, query, templates, uri};
+use super::fake_forge::{Api, Common, FakeForge, Page, deref_common, header, query, uri};
 use super::github_api::strings;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -43,23 +43,16 @@ pub(crate) struct Pull {
 
 pub(crate) use super::fake_forge::{Fault, Issue};
 
+/// API commits (and `tamper`) go through the Git database endpoints.
 pub(crate) struct State {
-    pub token: String,
-    /// Files uploaded through the Git database get a line appended: a forge (or a proxy) that
-    /// does not store the bytes it was sent.
-    pub tamper: bool,
-    /// Commits made through the Git database endpoints, in order.
-    pub api_commits: Vec<String>,
+    pub common: Common,
     pub next: u64,
     pub pulls: BTreeMap<u64, Pull>,
-    pub issues: BTreeMap<u64, Issue>,
     pub comments: BTreeMap<u64, Vec<(u64, String)>>,
     pub(super) next_comment: u64,
-    pub faults: Vec<Fault>,
-    /// The bare repository branches are pushed to.
-    pub git_dir: PathBuf,
-    pub(super) templates: Value,
 }
+
+deref_common!(State);
 
 pub(crate) type FakeGithub = FakeForge<State>;
 
@@ -76,32 +69,23 @@ pub(crate) struct Seen {
 impl FakeGithub {
     pub(crate) async fn start(token: &str, git_dir: PathBuf) -> Self {
         FakeForge::serve(State {
-            token: token.to_string(),
-            tamper: false,
-            api_commits: Vec::new(),
+            common: Common::new(token, git_dir, "github-openapi-examples.json"),
             next: 1,
             pulls: BTreeMap::new(),
-            issues: BTreeMap::new(),
             comments: BTreeMap::new(),
             next_comment: 1000,
-            faults: Vec::new(),
-            git_dir,
-            templates: templates("github-openapi-examples.json"),
         })
         .await
     }
 
     pub(crate) async fn requests(&self) -> Vec<Seen> {
-        self.received()
-            .await
-            .into_iter()
-            .map(|r| Seen {
-                method: r.method.to_string(),
-                uri: uri(&r),
-                body: serde_json::from_slice(&r.body).unwrap_or(Value::Null),
-                authorization: header(&r, "authorization"),
-            })
-            .collect()
+        self.received_as(|r| Seen {
+            method: r.method.to_string(),
+            uri: uri(r),
+            body: serde_json::from_slice(&r.body).unwrap_or(Value::Null),
+            authorization: header(r, "authorization"),
+        })
+        .await
     }
 }
 
@@ -274,7 +258,10 @@ impl State {
     }
 
     fn add_labels(&mut self, number: u64, labels: &[String]) -> Option<Vec<String>> {
-        let target = match (self.pulls.get_mut(&number), self.issues.get_mut(&number)) {
+        let target = match (
+            self.pulls.get_mut(&number),
+            self.common.issues.get_mut(&number),
+        ) {
             (Some(p), _) => &mut p.labels,
             (None, Some(i)) => &mut i.labels,
             (None, None) => return None,

@@ -2,7 +2,7 @@
 //! and the Git database endpoints (blobs, trees, commits), which write real objects into the bare
 //! repository the branches live in, the way GitHub makes (and signs) commits of its own.
 
-use super::fake_forge::{Seed, owned};
+use super::fake_forge::{Seed, bodies, owned};
 use super::github::{Issue, OWNER, Pull, REPO, State, error};
 use base64::Engine as _;
 use serde_json::{Value, json};
@@ -352,22 +352,11 @@ impl State {
     }
 
     pub(crate) fn issues(&self) -> Vec<Value> {
-        self.issues
-            .values()
-            .map(|i| {
-                json!({
-                    "number": i.number, "state": i.state, "title": i.title, "body": i.body,
-                    "labels": i.labels, "comments": self.comment_bodies(i.number),
-                })
-            })
-            .collect()
+        self.issue_records("open", |number| self.comment_bodies(number))
     }
 
     fn comment_bodies(&self, number: u64) -> Vec<Value> {
-        self.comments
-            .get(&number)
-            .map(|c| c.iter().map(|(_, b)| json!({ "body": b })).collect())
-            .unwrap_or_default()
+        bodies(self.comments.get(&number))
     }
 
     pub(crate) fn seed_issue(&mut self, labels: &[&str]) -> u64 {

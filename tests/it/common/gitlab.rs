@@ -3,7 +3,9 @@
 //! numbers, branches, labels and bodies. MRs and issues are numbered separately, as on GitLab. MR
 //! commits come from the real git repository the branches are pushed to.
 
-use super::fake_forge::{Api, FakeForge, Page, Seed, header, owned, query, templates, uri};
+use super::fake_forge::{
+    Api, Common, FakeForge, Page, Seed, bodies, deref_common, header, owned, query, uri,
+};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -33,21 +35,16 @@ pub(crate) struct Mr {
 
 pub(crate) use super::fake_forge::{Fault, Issue};
 
+/// API commits (and `tamper`) go through the commits API.
 pub(crate) struct State {
-    pub token: String,
-    /// Files written through the commits API get a line appended (see the GitHub fake's).
-    pub tamper: bool,
-    /// Commits made through the commits API, in order.
-    pub api_commits: Vec<String>,
+    pub common: Common,
     pub mrs: BTreeMap<u64, Mr>,
-    pub issues: BTreeMap<u64, Issue>,
     /// Notes by ("mr" | "issue", iid).
     pub notes: BTreeMap<(&'static str, u64), Vec<(u64, String)>>,
     next_note: u64,
-    pub faults: Vec<Fault>,
-    pub git_dir: PathBuf,
-    pub(super) templates: Value,
 }
+
+deref_common!(State);
 
 pub(crate) type FakeGitlab = FakeForge<State>;
 
@@ -64,31 +61,22 @@ pub(crate) struct Seen {
 impl FakeGitlab {
     pub(crate) async fn start(token: &str, git_dir: PathBuf) -> Self {
         FakeForge::serve(State {
-            token: token.to_string(),
-            tamper: false,
-            api_commits: Vec::new(),
+            common: Common::new(token, git_dir, "gitlab-api-examples.json"),
             mrs: BTreeMap::new(),
-            issues: BTreeMap::new(),
             notes: BTreeMap::new(),
             next_note: 500,
-            faults: Vec::new(),
-            git_dir,
-            templates: templates("gitlab-api-examples.json"),
         })
         .await
     }
 
     pub(crate) async fn requests(&self) -> Vec<Seen> {
-        self.received()
-            .await
-            .into_iter()
-            .map(|r| Seen {
-                method: r.method.to_string(),
-                uri: uri(&r),
-                form: form_urlencoded::parse(&r.body).into_owned().collect(),
-                private_token: header(&r, "private-token"),
-            })
-            .collect()
+        self.received_as(|r| Seen {
+            method: r.method.to_string(),
+            uri: uri(r),
+            form: form_urlencoded::parse(&r.body).into_owned().collect(),
+            private_token: header(r, "private-token"),
+        })
+        .await
     }
 }
 
@@ -470,23 +458,11 @@ impl State {
     }
 
     pub(crate) fn issues(&self) -> Vec<Value> {
-        self.issues
-            .values()
-            .map(|i| {
-                json!({
-                    "number": i.number, "state": if i.state == "opened" { "open" } else { i.state },
-                    "title": i.title, "body": i.body, "labels": i.labels,
-                    "comments": self.bodies(("issue", i.number)),
-                })
-            })
-            .collect()
+        self.issue_records("opened", |iid| self.bodies(("issue", iid)))
     }
 
     fn bodies(&self, key: (&'static str, u64)) -> Vec<Value> {
-        self.notes
-            .get(&key)
-            .map(|n| n.iter().map(|(_, b)| json!({ "body": b })).collect())
-            .unwrap_or_default()
+        bodies(self.notes.get(&key))
     }
 
     pub(crate) fn seed_issue(&mut self, labels: &[&str]) -> u64 {
