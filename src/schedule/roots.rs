@@ -17,19 +17,14 @@ use std::path::Path;
 const MAX_MANIFEST_BYTES: u64 = 1024 * 1024;
 
 /// The workspace roots of a checkout, as repository-relative directories (`.` for the root).
+/// The default knows none: every working directory owns its lock files, right for a plan read
+/// without its checkout and for repositories without workspaces.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct WorkspaceRoots {
     roots: BTreeSet<String>,
 }
 
 impl WorkspaceRoots {
-    /// No workspace known: every working directory owns its lock files. Right for a plan read
-    /// without its checkout, and for repositories without workspaces.
-    #[cfg(test)]
-    pub(crate) fn none() -> Self {
-        Self::default()
-    }
-
     /// The roots among `dirs` and their ancestors, read from the checkout. Symbolic links are not
     /// followed (a link could point anywhere on the machine), and unreadable or malformed
     /// manifests declare nothing.
@@ -182,7 +177,8 @@ mod tests {
 
     #[test]
     fn without_a_checkout_every_directory_is_its_own() {
-        assert_eq!(WorkspaceRoots::none().lock_owner("a/b"), "a/b");
+        // No workspace known: every working directory owns its lock files.
+        assert_eq!(WorkspaceRoots::default().lock_owner("a/b"), "a/b");
         assert_eq!(ancestors("a/b"), vec![".", "a", "a/b"]);
     }
 }
