@@ -220,6 +220,7 @@ fn execute(
         "quartermaster: commands run sandboxed ({})",
         sandbox.level()
     ));
+    progress.line(&format!("quartermaster: caches {}", sandbox.caches()));
     let keys = KeyContext::discover(plan.plan(), &config.checkout, config.allow_mentions);
     let mut engine = Engine::new(plan, forge.as_ref(), &settings, progress, &sandbox)
         .only(config.only.as_ref())
@@ -242,6 +243,10 @@ fn execute(
             by: sandbox.limits_by().0.to_string(),
             note: sandbox.limits_by().1.map(str::to_string),
             limits: *sandbox.limits(),
+        }),
+        caches: Some(crate::report::CachesReport {
+            mode: sandbox.caches(),
+            warm_up: ran.warm_up,
         }),
     };
     drop(sandbox);

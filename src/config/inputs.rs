@@ -118,6 +118,17 @@ pub struct Inputs {
     #[arg(long, value_name = "UID")]
     #[serde(deserialize_with = "set")]
     pub(crate) sandbox_uid_base: Option<String>,
+    /// warm: every unit starts from caches a warm-up filled on the base commit, each through a
+    /// copy-on-write layer of its own (root with namespaces; elsewhere cold); cold: every unit
+    /// starts from empty caches [env: QM_CACHES; default: warm].
+    #[arg(long, value_name = "warm|cold")]
+    #[serde(deserialize_with = "set")]
+    pub(crate) caches: Option<String>,
+    /// A directory the CI's cache restores and saves: the warm-up starts from it and leaves its
+    /// result there for the next run [env: QM_CACHE_DIR].
+    #[arg(long, value_name = "DIR")]
+    #[serde(deserialize_with = "set")]
+    pub(crate) cache_dir: Option<PathBuf>,
     /// A tool configuration copied read-only into every unit's fresh HOME, `TOOL=PATH`
     /// (repeatable; npmrc, yarnrc, yarnrc-yml, pnpm, cargo, pip, uv, poetry, go, bundle, gemrc)
     /// [env: QM_TOOL_CONFIG, comma-separated].
@@ -294,6 +305,8 @@ impl Inputs {
             registry_hosts,
             isolation: self.isolation.or(fallback.isolation),
             sandbox_uid_base: self.sandbox_uid_base.or(fallback.sandbox_uid_base),
+            caches: self.caches.or(fallback.caches),
+            cache_dir: self.cache_dir.or(fallback.cache_dir),
             tool_config,
             limits,
             expose_dirs,

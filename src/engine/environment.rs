@@ -123,7 +123,7 @@ pub(super) fn install_sources<'a>(run: &RunContext<'a>, unit: &BranchUnit<'_>) -
 
 /// The environment of the frozen install and the tests: the update commands' without their
 /// update-only defaults, and each ecosystem's own settings.
-fn install_env(
+pub(super) fn install_env(
     run: &RunContext<'_>,
     env: &BTreeMap<OsString, OsString>,
     ecosystems: &BTreeSet<&str>,
@@ -205,7 +205,7 @@ fn run_install(
 
 /// Where an ecosystem's frozen install runs: the directory of the lock file that governs the
 /// working directory (a workspace's root), else the working directory.
-fn install_dir(ecosystem: &str, before: &Snapshot, root: &Path, dir: &Path) -> PathBuf {
+pub(super) fn install_dir(ecosystem: &str, before: &Snapshot, root: &Path, dir: &Path) -> PathBuf {
     let at_lock = !matches!(ecosystem, "go" | "pip");
     Ecosystem::from_name(ecosystem)
         .filter(|_| at_lock)
@@ -217,15 +217,15 @@ fn install_dir(ecosystem: &str, before: &Snapshot, root: &Path, dir: &Path) -> P
 }
 
 /// What the committed files say of the install conditions.
-struct InstallConditions {
-    requirements: Vec<String>,
-    hashed: bool,
-    yarn_berry: bool,
+pub(super) struct InstallConditions {
+    pub requirements: Vec<String>,
+    pub hashed: bool,
+    pub yarn_berry: bool,
 }
 
 impl InstallConditions {
     /// Reads the requirements files of `dir` and the yarn.lock of `run_dir` (regular files only).
-    fn read(run_dir: &Path, dir: &Path) -> Result<InstallConditions, Stop> {
+    pub(super) fn read(run_dir: &Path, dir: &Path) -> Result<InstallConditions, Stop> {
         let read = |path: &Path| -> Option<String> {
             let meta = std::fs::symlink_metadata(path).ok()?;
             if !meta.is_file() || meta.len() > MAX_REQUIREMENTS {

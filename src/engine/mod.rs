@@ -46,6 +46,7 @@ mod unit;
 mod update_mr;
 mod upkeep;
 mod verify;
+mod warm_up;
 mod warnings;
 mod workers;
 
@@ -103,6 +104,8 @@ pub struct Settings {
 #[derive(Debug, Default)]
 pub struct RunReports {
     pub actions: Vec<ActionReport>,
+    /// The warm-up of the units' caches, when there was one.
+    pub warm_up: Option<crate::report::WarmUpReport>,
     pub upkeep: Vec<UpkeepReport>,
     pub dashboard: Option<IssueRef>,
 }
@@ -179,9 +182,10 @@ impl<'a> Engine<'a> {
     /// Runs the actions (those of `only`, when given), then, with [`Engine::upkeep`], looks
     /// after the open PRs and the dashboard; `runtime` drives the forge's requests.
     pub fn execute(self, runtime: &tokio::runtime::Handle) -> RunReports {
-        let actions = workers::execute_actions(&self, runtime);
+        let (actions, warm_up) = workers::execute_actions(&self, runtime);
         let mut ran = RunReports {
             actions,
+            warm_up,
             ..RunReports::default()
         };
         if let Some(mission) = self.upkeep {

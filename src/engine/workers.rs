@@ -5,8 +5,9 @@
 
 use super::turn::InTurn;
 use super::{Engine, RunContext, WorkerSlot};
+use crate::forge::Forge;
 use crate::plan::Action;
-use crate::report::ActionReport;
+use crate::report::{ActionReport, WarmUpReport};
 use crate::schedule::{Scheduler, plan_keys};
 use std::collections::BTreeSet;
 use std::num::NonZeroUsize;
@@ -69,11 +70,12 @@ fn builds(action: &Action) -> bool {
     matches!(action, Action::CreateMr(_) | Action::UpdateMr(_))
 }
 
-/// Runs the engine's actions on its workers and returns their reports in plan order.
+/// Runs the engine's actions on its workers and returns their reports in plan order, after the
+/// warm-up of the units' caches (whose record comes along).
 pub(super) fn execute_actions(
     engine: &Engine<'_>,
     runtime: &tokio::runtime::Handle,
-) -> Vec<ActionReport> {
+) -> (Vec<ActionReport>, Option<WarmUpReport>) {
     let count = engine.plan.plan().actions.len();
     let indices: Vec<usize> = (0..count)
         .filter(|&i| engine.only.is_none_or(|only| only.contains(i)))
@@ -92,17 +94,23 @@ pub(super) fn execute_actions(
         reports: Mutex::new(vec![None; indices.len()]),
         started: Instant::now(),
     };
+    // Slot 0's workspace, at the base after the warm-up, goes on to slot 0's worker.
+    let mut first = WorkerSlot::new(0);
+    let builds_any = indices
+        .iter()
+        .any(|&i| builds(&engine.plan.plan().actions[i]));
+    let warm_up = builds_any
+        .then(|| super::warm_up::warm_up(&context(engine, engine.forge, false), &mut first))
+        .flatten();
+    let first = Mutex::new(Some(first));
     let work = |slot: usize| {
         let forge = InTurn::new(engine.forge, &board);
-        let run = RunContext {
-            plan: engine.plan,
-            forge: &forge,
-            settings: engine.settings,
-            progress: engine.progress.scoped(workers > 1),
-            sandbox: engine.sandbox,
-            git: &engine.git,
-        };
-        let mut slot = WorkerSlot::new(u32::try_from(slot).unwrap_or(u32::MAX));
+        let run = context(engine, &forge, workers > 1);
+        let kept = (slot == 0)
+            .then(|| first.lock().unwrap_or_else(PoisonError::into_inner).take())
+            .flatten();
+        let mut slot =
+            kept.unwrap_or_else(|| WorkerSlot::new(u32::try_from(slot).unwrap_or(u32::MAX)));
         while let Some(position) = board.next() {
             let index = indices[position];
             forge.set_position(position);
@@ -129,11 +137,25 @@ pub(super) fn execute_actions(
         .reports
         .into_inner()
         .unwrap_or_else(PoisonError::into_inner);
-    reports
+    let reports = reports
         .into_iter()
         .zip(&indices)
         .map(|(report, &index)| report.unwrap_or_else(|| never_started(engine, index)))
-        .collect()
+        .collect();
+    (reports, warm_up)
+}
+
+/// What a worker's steps work with, `forge` standing for the engine's (`scoped`: its progress
+/// lines name the action, as several run at once).
+fn context<'e>(engine: &'e Engine<'_>, forge: &'e dyn Forge, scoped: bool) -> RunContext<'e> {
+    RunContext {
+        plan: engine.plan,
+        forge,
+        settings: engine.settings,
+        progress: engine.progress.scoped(scoped),
+        sandbox: engine.sandbox,
+        git: &engine.git,
+    }
 }
 
 /// The report of an action a signal kept from starting.

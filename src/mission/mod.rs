@@ -159,6 +159,9 @@ pub struct EcosystemRules {
     /// What builds a unit's test environment from the committed files, in order; none leaves the
     /// committed files as they are.
     pub install: Vec<InstallCommand>,
+    /// What the warm-up runs after the frozen install on the base commit, to leave the tests'
+    /// build in the warm caches (`cargo test --no-run`); never run in a unit.
+    pub prebuild: Vec<InstallCommand>,
 }
 
 #[derive(Deserialize)]
@@ -185,6 +188,9 @@ struct EcosystemFile {
     /// The frozen install that builds the tests' environment from the committed files.
     #[serde(default)]
     install: Vec<install::InstallFile>,
+    /// The warm-up's compile-only build of the tests, after the frozen install.
+    #[serde(default)]
+    prebuild: Vec<install::InstallFile>,
 }
 
 #[derive(Deserialize)]
@@ -298,16 +304,18 @@ impl Mission {
                     ecosystem: eco.clone(),
                     source: Box::new(source),
                 })?;
-            let install = spec
-                .install
-                .iter()
-                .map(InstallCommand::compile)
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|source| MissionError::Install {
-                    origin: origin.to_string(),
-                    ecosystem: eco.clone(),
-                    source: Box::new(source),
-                })?;
+            let compile = |files: &[install::InstallFile]| {
+                files
+                    .iter()
+                    .map(InstallCommand::compile)
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(|source| MissionError::Install {
+                        origin: origin.to_string(),
+                        ecosystem: eco.clone(),
+                        source: Box::new(source),
+                    })
+            };
+            let (install, prebuild) = (compile(&spec.install)?, compile(&spec.prebuild)?);
             ecosystems.insert(
                 eco,
                 EcosystemRules {
@@ -315,6 +323,7 @@ impl Mission {
                     versions: spec.versions,
                     commands,
                     install,
+                    prebuild,
                 },
             );
         }

@@ -442,6 +442,28 @@ pub(crate) struct IsolationReport {
     /// What each unit could take of the runner, and how that held.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limits: Option<LimitsReport>,
+    /// How the units' caches were kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caches: Option<CachesReport>,
+}
+
+/// How a run's caches were kept, and what its warm-up did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct CachesReport {
+    #[serde(flatten)]
+    pub mode: crate::sandbox::Caches,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warm_up: Option<WarmUpReport>,
+}
+
+/// The warm-up: its commands (`$ npm ci  (exit 0, 3.1s)`), and whether it filled the caches.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct WarmUpReport {
+    pub ok: bool,
+    pub seconds: f64,
+    pub commands: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed: Option<String>,
 }
 
 /// The resource limits of every unit of a run.

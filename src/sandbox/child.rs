@@ -11,6 +11,7 @@ use nix::sys::signal::{SigHandler, SigSet, SigmaskHow, Signal};
 use nix::sys::wait::{WaitStatus, waitpid};
 use nix::unistd::{ForkResult, Pid};
 use std::ffi::CString;
+use std::os::fd::OwnedFd;
 use std::path::PathBuf;
 
 /// Why a command could not be started (reported as its outcome, not as a sandbox failure).
@@ -40,8 +41,8 @@ enum SpawnError {
 
 /// PID 1 of the command's namespace: builds the file-system view, runs the command, reaps
 /// whatever is reparented to it, and exits when the command does, which kills the rest.
-pub(crate) fn init(job: &Job, status: &StatusPipe) -> ! {
-    let code = match run_init(job, status) {
+pub(crate) fn init(job: &Job, status: &StatusPipe, caches: Option<OwnedFd>) -> ! {
+    let code = match run_init(job, status, caches) {
         Ok(()) => 0,
         Err(e) => {
             status.send(&Report::setup(&e));
@@ -51,10 +52,10 @@ pub(crate) fn init(job: &Job, status: &StatusPipe) -> ! {
     std::process::exit(code)
 }
 
-fn run_init(job: &Job, status: &StatusPipe) -> Result<(), LaunchError> {
+fn run_init(job: &Job, status: &StatusPipe, caches: Option<OwnedFd>) -> Result<(), LaunchError> {
     // If the helper is killed, the namespace goes with it.
     nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(LaunchError::call("pdeathsig"))?;
-    mounts::apply(&job.mounts)?;
+    mounts::apply(&job.mounts, caches)?;
     // Same uid as the command in a user namespace: non-dumpable, it cannot be ptraced into
     // lending its capabilities, nor its descriptors read through /proc/1/fd.
     nix::sys::prctl::set_dumpable(false).map_err(LaunchError::call("dumpable"))?;

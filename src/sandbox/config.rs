@@ -222,6 +222,12 @@ pub struct SandboxConfig {
     pub limits: super::Limits,
     /// The executable re-run as the sandbox helper: Quartermaster's own binary.
     pub helper: PathBuf,
+    /// Whether units get warm caches (copy-on-write layers over a warm-up) where the machine
+    /// allows them; off, every unit starts with empty caches.
+    pub warm_caches: bool,
+    /// The operator's cache directory (restored by the CI's cache): the warm-up starts from it
+    /// and leaves its result there.
+    pub cache_dir: Option<PathBuf>,
 }
 
 impl SandboxConfig {
@@ -263,6 +269,8 @@ impl SandboxConfig {
             seeds: Vec::new(),
             limits: super::Limits::default(),
             helper: PathBuf::from("/proc/self/exe"),
+            warm_caches: true,
+            cache_dir: None,
         }
     }
 }

@@ -54,6 +54,8 @@ pub enum SandboxError {
     SlotBusy(u32),
     #[error("the sandbox could not be set up: {0}")]
     Setup(#[from] LaunchError),
+    #[error("the unit's cache layer could not be made: {0}")]
+    Caches(#[source] Box<super::LayerError>),
     #[error("{path} is within reach of sandboxed commands ({how}); refusing to run")]
     Reachable { path: PathBuf, how: String },
     #[error("a sandboxed command changed the runner's file-command file {path} ({what})")]

@@ -65,7 +65,7 @@ fn zygote() -> i32 {
 /// One job: its bytes and its descriptors; `None` once the socket is closed.
 fn receive(socket: RawFd, buf: &mut [u8]) -> Result<Option<(usize, Vec<OwnedFd>)>, Errno> {
     let mut iov = [IoSliceMut::new(buf)];
-    let mut space = nix::cmsg_space!([RawFd; 3]);
+    let mut space = nix::cmsg_space!([RawFd; 4]);
     let msg = loop {
         match recvmsg::<()>(
             socket,
@@ -95,9 +95,11 @@ fn receive(socket: RawFd, buf: &mut [u8]) -> Result<Option<(usize, Vec<OwnedFd>)
 
 /// The helper of one command: output on stdout and stderr, reports on `status`, and the lifeline.
 fn helper(bytes: &[u8], fds: Vec<OwnedFd>) -> ! {
-    let Ok([output, status, lifeline]) = <[OwnedFd; 3]>::try_from(fds) else {
+    let mut fds = fds.into_iter();
+    let (Some(output), Some(status), Some(lifeline)) = (fds.next(), fds.next(), fds.next()) else {
         std::process::exit(1)
     };
+    let caches = fds.next();
     let status = StatusPipe::new(status);
     let started = stdio(&output)
         .and_then(|()| serde_json::from_slice::<Job>(bytes).map_err(LaunchError::UnreadableJob));
@@ -115,7 +117,7 @@ fn helper(bytes: &[u8], fds: Vec<OwnedFd>) -> ! {
         }
         match job.level {
             Level::UidNamespaces | Level::Namespaces => {
-                namespaced(&job, &status, &lifeline, deadline)
+                namespaced(&job, &status, (&lifeline, caches), deadline)
             }
             Level::Uid | Level::None => contained(&job, &status, &lifeline, deadline),
         }
@@ -144,7 +146,7 @@ fn stdio(output: &OwnedFd) -> Result<(), LaunchError> {
 fn namespaced(
     job: &Job,
     status: &StatusPipe,
-    lifeline: &OwnedFd,
+    (lifeline, caches): (&OwnedFd, Option<OwnedFd>),
     deadline: Instant,
 ) -> Result<(), LaunchError> {
     let user_ns = job.level == Level::Namespaces;
@@ -169,8 +171,9 @@ fn namespaced(
     }
     let signals = block_sigchld()?;
     let Some(init) = fork()? else {
-        child::init(job, status)
+        child::init(job, status, caches)
     };
+    drop(caches);
     let ended = supervise(init, deadline, &signals, lifeline)?;
     if let Some(report) = ended.verdict() {
         let _ = kill(init, Signal::SIGKILL);

@@ -49,6 +49,8 @@ pub(crate) struct MountPlan {
     pub(crate) fresh_size: Option<u64>,
     /// Kept visible (the rest of the file system becomes read-only).
     pub expose: Vec<Exposure>,
+    /// Where the unit's cache overlay, handed over with the job, is attached.
+    pub(crate) caches: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -3,6 +3,7 @@
 //! HOME is no longer the operator's.
 
 use super::job::SlotIdentity;
+use super::layers::CacheLayers;
 use super::{SandboxError, Seed, ToolConfig};
 pub(crate) use crate::tree::remove as remove_tree;
 use std::collections::BTreeMap;
@@ -48,6 +49,27 @@ const HOME_VARS: &[(&str, &str)] = &[
     ("COMPOSER_CACHE_DIR", ".cache/composer"),
     ("DENO_DIR", ".cache/deno"),
 ];
+
+/// With warm caches, the package managers' caches and cargo's home and build output live in the
+/// unit's cache view instead of its HOME, over the run's warm layer (see [`super::layers`]).
+/// What is there is checked against the lock file installed from (a hash, a checksum, an
+/// integrity), keyed by name and version, or a build cache keyed by its inputs; and a unit's
+/// writes stay in its own layer.
+const CACHE_VARS: &[(&str, &str)] = &[
+    ("npm_config_cache", "npm"),
+    ("npm_config_store_dir", "pnpm-store"),
+    ("YARN_CACHE_FOLDER", "yarn"),
+    ("BUN_INSTALL_CACHE_DIR", "bun"),
+    ("PIP_CACHE_DIR", "pip"),
+    ("POETRY_CACHE_DIR", "pypoetry"),
+    ("UV_CACHE_DIR", "uv"),
+    ("GOMODCACHE", "go/mod"),
+    ("GOCACHE", "go/build"),
+    ("CARGO_HOME", "cargo"),
+    ("CARGO_TARGET_DIR", "cargo-target"),
+];
+/// Where cargo's seeded configuration goes in a cache layer (CARGO_HOME is `cargo` there).
+const CARGO_SEED: &str = "cargo/config.toml";
 
 /// Variables removed: the operator's session sockets, and settings that would point a tool at a
 /// configuration or install location outside the unit (npm reads its variables in any case).
@@ -169,10 +191,12 @@ impl Layout {
     }
 
     /// Copies each seed, read-only, to where its tool reads it; returns what was installed.
+    /// With a cache layer (`cache_layer`), cargo reads its configuration there, in CARGO_HOME.
     pub(crate) fn seed(
         &self,
         seeds: &[Seed],
         owner: Option<SlotIdentity>,
+        cache_layer: Option<&Path>,
     ) -> Result<Vec<(ToolConfig, PathBuf)>, SandboxError> {
         let mut installed = Vec::new();
         for seed in seeds {
@@ -181,11 +205,16 @@ impl Layout {
                 seed.tool.name(),
                 seed.source.display()
             )))?;
-            let target = self.home.join(seed.tool.target());
-            let mut parent = self.home.clone();
-            let rel = target
-                .parent()
-                .and_then(|p| p.strip_prefix(&self.home).ok());
+            // A layer's entries are owned by uid 0 on disk: the idmap shows them as the slot's.
+            let (base, rel, owner) = match (seed.tool, cache_layer) {
+                (ToolConfig::Cargo, Some(layer)) => {
+                    (CacheLayers::in_layer(layer, ""), CARGO_SEED, None)
+                }
+                _ => (self.home.clone(), seed.tool.target(), owner),
+            };
+            let target = base.join(rel);
+            let mut parent = base.clone();
+            let rel = target.parent().and_then(|p| p.strip_prefix(&base).ok());
             for part in rel.into_iter().flat_map(|r| r.components()) {
                 parent.push(part);
                 make_dir(&parent, owner)?;
@@ -201,12 +230,14 @@ impl Layout {
     }
 
     /// The environment of a command in this unit: `base` without what must not pass, with
-    /// HOME, TMPDIR and every tool location inside the unit.
+    /// HOME, TMPDIR and every tool location inside the unit, and the caches in the cache view
+    /// `caches` when the unit has one.
     pub(crate) fn env(
         &self,
         base: &BTreeMap<OsString, OsString>,
         seeded: &[ToolConfig],
         toolchain_env: &[(OsString, OsString)],
+        caches: Option<&Path>,
     ) -> BTreeMap<OsString, OsString> {
         let mut env = base.clone();
         for name in UNSET {
@@ -221,6 +252,9 @@ impl Layout {
         }
         for (name, rel) in HOME_VARS {
             set(name, self.home.join(rel));
+        }
+        for (name, rel) in caches.map_or(&[][..], |_| CACHE_VARS) {
+            set(name, caches.unwrap_or(&self.home).join(rel));
         }
         for (tool, name) in [
             (ToolConfig::Pip, "PIP_CONFIG_FILE"),
@@ -337,7 +371,7 @@ mod tests {
             OsString::from("RUSTUP_HOME"),
             OsString::from("/root/.rustup"),
         )];
-        let env = layout.env(&base, &[ToolConfig::Uv], &rustup);
+        let env = layout.env(&base, &[ToolConfig::Uv], &rustup, None);
         let get = |k: &str| env.get(&OsString::from(k)).map(PathBuf::from);
         assert_eq!(get("HOME"), Some(layout.home.clone()));
         assert_eq!(get("CARGO_HOME"), Some(layout.home.join(".cargo")));

@@ -24,6 +24,7 @@ mod guard;
 mod helper;
 mod identity;
 mod job;
+mod layers;
 mod layout;
 mod limits;
 mod mounts;
@@ -42,6 +43,7 @@ pub use config::{
 };
 pub use error::{LaunchError, SandboxError};
 pub use helper::{HELPER_ARG, enter_if_requested};
+pub use layers::{Caches, LayerError};
 pub use limits::{Limits, Size};
 pub use outcome::{Exit, OUTPUT_TAIL_BYTES, ProcessOutcome, redact};
 pub use probe::Sandbox;

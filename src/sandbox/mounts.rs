@@ -20,18 +20,26 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 /// Applies `plan` to the current mount namespace (which must be private to this command).
-pub(crate) fn apply(plan: &MountPlan) -> Result<(), LaunchError> {
+pub(crate) fn apply(plan: &MountPlan, caches: Option<OwnedFd>) -> Result<(), LaunchError> {
     let none: Option<&str> = None;
     nix::mount::mount(none, "/", none, MsFlags::MS_PRIVATE | MsFlags::MS_REC, none)
         .map_err(LaunchError::os("making mounts private"))?;
     // Cloned while the file system is still as it was: the covers and the read-only switch
     // below do not reach these detached copies.
-    let clones = plan
+    let mut clones = plan
         .expose
         .iter()
         .filter(|e| e.path.exists())
         .map(clone)
         .collect::<Result<Vec<_>, _>>()?;
+    // The unit's cache overlay, writable, goes in view like an exposure.
+    if let (Some(path), Some(fd)) = (&plan.caches, caches) {
+        clones.push(Clone {
+            path: path.clone(),
+            is_dir: true,
+            fd,
+        });
+    }
     set_read_only(libc::AT_FDCWD, Path::new("/"), libc::AT_RECURSIVE)
         .map_err(LaunchError::os("making the file system read-only"))?;
     // After the switch to read-only, so that /proc stays writable as on any system (tools

@@ -7,6 +7,7 @@ use super::claim;
 use super::guard::{PermissionGuard, RootGuard, Watch};
 use super::identity;
 use super::job::SlotIdentity;
+use super::layers::CacheLayers;
 use super::layout::{self, Layout};
 use super::reaper::processes_of;
 use super::spawn::Zygote;
@@ -43,6 +44,8 @@ pub struct Sandbox {
     busy: Mutex<BTreeSet<u32>>,
     next: AtomicU64,
     pub(crate) zygote: Zygote,
+    /// The units' cache layers; else why their caches are cold.
+    pub(crate) caches: Result<CacheLayers, String>,
     _listed: RootGuard,
     // Dropped before `root`, and after every unit (they borrow the sandbox).
     _guard: Option<PermissionGuard>,
@@ -170,6 +173,7 @@ impl Sandbox {
             busy: Mutex::new(BTreeSet::new()),
             next: AtomicU64::new(0),
             zygote: Zygote::start(&config.helper)?,
+            caches: Err(String::new()),
             _listed: RootGuard::new(root.path()),
             _guard: None,
             root,
@@ -177,6 +181,7 @@ impl Sandbox {
         };
         sandbox.prepare()?;
         sandbox.trial()?;
+        sandbox.caches = sandbox.cache_layers();
         Ok(sandbox)
     }
 
@@ -290,6 +295,21 @@ impl Sandbox {
         }))
     }
 
+    /// The units' cache layers, or why their caches are cold.
+    fn cache_layers(&self) -> Result<CacheLayers, String> {
+        if !self.config.warm_caches {
+            return Err("asked for (`--caches cold`)".into());
+        }
+        match (self.level, self.identity(0)) {
+            (Level::UidNamespaces, Some(owner)) => {
+                CacheLayers::prepare(self.root.path(), self.config.cache_dir.as_deref(), owner)
+            }
+            (level, _) => Err(format!(
+                "copy-on-write layers need root with CAP_SYS_ADMIN, and this run's isolation is {level}"
+            )),
+        }
+    }
+
     pub(crate) fn identity(&self, slot: u32) -> Option<SlotIdentity> {
         let id = self.config.uid_base.checked_add(slot)?;
         self.level
@@ -319,7 +339,15 @@ impl Sandbox {
             self.next.fetch_add(1, Ordering::SeqCst)
         );
         let layout = Layout::create(self.root.path(), &name, identity)?;
-        let seeds = match layout.seed(&self.config.seeds, identity) {
+        let caches = match self.cell_caches(&name, spec.warm_up, identity) {
+            Ok(caches) => caches,
+            Err(e) => {
+                let _ = layout::remove_tree(&layout.dir);
+                return Err(e);
+            }
+        };
+        let cache_layer = caches.as_ref().map(|c| c.layer.as_path());
+        let seeds = match layout.seed(&self.config.seeds, identity, cache_layer) {
             Ok(seeds) => seeds,
             Err(e) => {
                 let _ = layout::remove_tree(&layout.dir);
@@ -351,6 +379,7 @@ impl Sandbox {
             writable,
             permissions: None,
             cgroup,
+            caches,
         };
         std::mem::forget(claimed);
         let mut unit = unit;

@@ -124,10 +124,12 @@ impl Zygote {
     }
 
     /// Runs `job` and waits for its helper to be done; its output is also written to `tee`.
+    /// `caches` is the unit's cache overlay, a detached mount the command's init attaches.
     pub(crate) fn run(
         &self,
         job: &Job,
         tee: Option<std::fs::File>,
+        caches: Option<OwnedFd>,
     ) -> Result<HelperOutput, SandboxError> {
         let bytes = serde_json::to_vec(job).map_err(LaunchError::EncodeJob)?;
         let pipe = |what: &str| SandboxError::io(format!("cannot create the {what} pipe"));
@@ -135,7 +137,8 @@ impl Zygote {
         let (status_r, status_w) = std::io::pipe().map_err(pipe("status"))?;
         let (life_r, life_w) = std::io::pipe().map_err(pipe("lifeline"))?;
         let _active = Active::enter();
-        let fds = [out_w.as_raw_fd(), status_w.as_raw_fd(), life_r.as_raw_fd()];
+        let mut fds = vec![out_w.as_raw_fd(), status_w.as_raw_fd(), life_r.as_raw_fd()];
+        fds.extend(caches.as_ref().map(AsRawFd::as_raw_fd));
         let sent = {
             let _turn = lock(&self.send);
             let cmsg = [ControlMessage::ScmRights(&fds)];
@@ -149,7 +152,7 @@ impl Zygote {
             )
         };
         // Only the helper may hold these now: the readers rely on end-of-file.
-        drop((out_w, status_w, life_r));
+        drop((out_w, status_w, life_r, caches));
         sent.map_err(LaunchError::HelperGone)?;
         let id = NEXT_ID.fetch_add(1, Ordering::SeqCst);
         lock(&LIFELINES).push((id, life_w));

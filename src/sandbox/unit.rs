@@ -3,6 +3,7 @@
 
 use super::guard::{PermissionGuard, Watch};
 use super::job::{Exposure, Job, JobAction, MountPlan, Report, SlotIdentity};
+use super::layers::CellCaches;
 use super::layout::{self, Layout};
 use super::outcome::{Exit, ProcessOutcome, append_log, redacted_tail};
 use super::{LaunchError, Level, Sandbox, SandboxError, ToolConfig, cgroup, limits, spawn};
@@ -21,6 +22,8 @@ pub struct UnitSpec {
     /// Directories outside the unit's own that its commands may write (a worktree placed
     /// elsewhere); handed to the slot uid when commands run as one.
     pub writable: Vec<PathBuf>,
+    /// The run's warm-up: what its commands write in the caches is kept for every later unit.
+    pub warm_up: bool,
 }
 
 /// One program to run in a unit.
@@ -49,6 +52,8 @@ pub struct Cell<'a> {
     pub(crate) permissions: Option<PermissionGuard>,
     /// The unit's own cgroup, when the runner delegates cgroups.
     pub(crate) cgroup: Option<PathBuf>,
+    /// The unit's own layer over the run's warm caches, when it has one.
+    pub(crate) caches: Option<CellCaches>,
 }
 
 impl Cell<'_> {
@@ -107,7 +112,7 @@ impl Cell<'_> {
         let copy = copy.map_err(SandboxError::io(
             "cannot create a file for the command's log",
         ))?;
-        let ran = self.sandbox.zygote.run(&job, copy)?;
+        let ran = self.sandbox.zygote.run(&job, copy, self.cache_mount()?)?;
         let full: Vec<String> = ran
             .reports
             .iter()
@@ -162,7 +167,7 @@ impl Cell<'_> {
             env,
             Duration::from_secs(30),
         )?;
-        let ran = self.sandbox.zygote.run(&job, None)?;
+        let ran = self.sandbox.zygote.run(&job, None, self.cache_mount()?)?;
         let mut failure = None;
         for report in ran.reports {
             match report {
@@ -188,7 +193,8 @@ impl Cell<'_> {
     ) -> Result<Job, SandboxError> {
         let sandbox = self.sandbox;
         let seeded: Vec<ToolConfig> = self.seeds.iter().map(|(tool, _)| *tool).collect();
-        let env = utf8_env(self.layout.env(env, &seeded, &sandbox.toolchain_env))?;
+        let view = self.caches.as_ref().and_then(|_| sandbox.cache_view());
+        let env = utf8_env(self.layout.env(env, &seeded, &sandbox.toolchain_env, view))?;
         let mut protected = sandbox.protected.clone();
         protected.extend(self.hidden.iter().cloned());
         let mounts = if sandbox.level.namespaced() {
@@ -210,6 +216,7 @@ impl Cell<'_> {
                 fresh: sandbox.fresh.clone(),
                 fresh_size: sandbox.config.limits.tmpfs,
                 expose,
+                caches: view.map(Path::to_path_buf),
             }
         } else {
             MountPlan::default()
@@ -300,6 +307,9 @@ fn utf8_env(env: BTreeMap<OsString, OsString>) -> Result<Vec<(String, String)>, 
 impl Drop for Cell<'_> {
     fn drop(&mut self) {
         let _ = layout::remove_tree(&self.layout.dir);
+        if let Some(caches) = self.caches.take() {
+            caches.drop_layer();
+        }
         if let Some(dir) = &self.cgroup {
             cgroup::remove(dir);
         }

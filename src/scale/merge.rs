@@ -311,11 +311,16 @@ fn weakest(reports: &[(String, RunReport)]) -> Option<IsolationReport> {
         .first()
         .and_then(|i| i.limits.clone())
         .filter(|_| agreed(all.iter().map(|i| format!("{:?}", i.limits)).collect()));
+    let caches = all
+        .first()
+        .and_then(|i| i.caches.clone())
+        .filter(|_| agreed(all.iter().map(|i| format!("{:?}", i.caches)).collect()));
     Some(IsolationReport {
         level,
         fallbacks,
         uid_base,
         limits,
+        caches,
     })
 }
 

@@ -5,7 +5,7 @@ use crate::mission::{CommandMatch, FilePolicy, InstallCommand, Mission, TestComm
 use crate::plan::{
     Action, CloseMr, CommentIssue, CommentMr, CreateIssue, CreateMr, Plan, Skip, UpdateMr,
 };
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// What a `create_mr` or `update_mr` runs: its update commands and its test command, each as the
 /// exact argv that matched the mission's allowlist.
@@ -44,6 +44,8 @@ pub struct ValidatedPlan {
     files: FilePolicy,
     /// Each ecosystem's frozen install.
     installs: BTreeMap<String, Vec<InstallCommand>>,
+    /// Each ecosystem's compile-only build of the tests, for the warm-up.
+    prebuilds: BTreeMap<String, Vec<InstallCommand>>,
     mission: String,
 }
 
@@ -67,6 +69,11 @@ impl ValidatedPlan {
                 .iter()
                 .map(|(name, eco)| (name.clone(), eco.install.clone()))
                 .collect(),
+            prebuilds: mission
+                .ecosystems
+                .iter()
+                .map(|(name, eco)| (name.clone(), eco.prebuild.clone()))
+                .collect(),
             mission: mission.name.clone(),
         })
     }
@@ -89,6 +96,29 @@ impl ValidatedPlan {
     /// committed files.
     pub fn install(&self, ecosystem: &str) -> &[InstallCommand] {
         self.installs.get(ecosystem).map_or(&[], Vec::as_slice)
+    }
+
+    /// What the warm-up runs after `ecosystem`'s frozen install to build the tests.
+    pub(crate) fn prebuild(&self, ecosystem: &str) -> &[InstallCommand] {
+        self.prebuilds.get(ecosystem).map_or(&[], Vec::as_slice)
+    }
+
+    /// Each ecosystem the plan's units update, with the working directories they update it in.
+    pub(crate) fn ecosystem_dirs(&self) -> BTreeSet<(&str, Option<&str>)> {
+        self.recipes
+            .iter()
+            .flat_map(|(index, recipe)| {
+                let dir = match self.plan.actions.get(*index) {
+                    Some(Action::CreateMr(a)) => a.working_dir.as_deref(),
+                    Some(Action::UpdateMr(a)) => a.working_dir.as_deref(),
+                    _ => None,
+                };
+                recipe
+                    .commands
+                    .iter()
+                    .map(move |c| (c.ecosystem.as_str(), dir))
+            })
+            .collect()
     }
 
     /// The programs the plan's commands and tests start, each once.

@@ -4,6 +4,7 @@
 
 mod adversarial;
 mod behaviour;
+mod caches;
 mod cancel;
 mod claim_race;
 mod cli_validate;

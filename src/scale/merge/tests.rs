@@ -144,12 +144,14 @@ fn the_weakest_isolation_stands_for_the_run() {
         fallbacks: vec!["no namespaces here".into()],
         uid_base: None,
         limits: None,
+        caches: None,
     });
     parts[1].1.isolation = Some(IsolationReport {
         level: Level::UidNamespaces,
         fallbacks: vec![],
         uid_base: None,
         limits: None,
+        caches: None,
     });
     let isolation = merge(parts).unwrap().isolation.unwrap();
     assert_eq!(isolation.level, Level::Uid);

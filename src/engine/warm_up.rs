@@ -1,0 +1,144 @@
+//! The warm-up: before the first unit builds, the base commit's frozen install and the
+//! mission's pre-build (`cargo test --no-run`) run in a cell of their own, and what they leave
+//! in the caches (the package managers' caches, cargo's registry and build output) becomes every
+//! unit's read-only bottom layer (see [`crate::sandbox::Caches`]).
+//!
+//! What the warm-up installs is what the default branch already runs: the base commit's own lock
+//! files. It is sandboxed like any unit; what it writes among the files goes with the
+//! workspace's reset before the first unit. If it fails, the units start from empty caches.
+
+use super::build::{self, place_workspace, sandbox_stop};
+use super::environment::{InstallConditions, install_dir, install_env};
+use super::stop::Stop;
+use super::{RunContext, WorkerSlot, git_state};
+use crate::mission::InstallPlace;
+use crate::report::WarmUpReport;
+use crate::sandbox::{Caches, Cell, UnitSpec};
+use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::OsString;
+use std::path::Path;
+use std::time::Instant;
+
+/// The branch name the warm-up's output is logged under.
+const LOG_NAME: &str = "warm-up";
+
+/// Runs the warm-up in `slot`, when the run's caches are layered and some unit installs; the
+/// record says what ran and how it went.
+pub(super) fn warm_up(run: &RunContext<'_>, slot: &mut WorkerSlot) -> Option<WarmUpReport> {
+    if run.sandbox.caches() != Caches::Warm {
+        return None;
+    }
+    let places: BTreeSet<(&str, Option<&str>)> = run
+        .plan
+        .ecosystem_dirs()
+        .into_iter()
+        .filter(|(ecosystem, _)| !run.plan.install(ecosystem).is_empty())
+        .collect();
+    if places.is_empty() {
+        return None;
+    }
+    let started = Instant::now();
+    let mut report = WarmUpReport::default();
+    run.progress
+        .line("quartermaster: warming the caches on the base commit");
+    let result = fill(run, slot, &places, &mut report);
+    report.seconds = started.elapsed().as_secs_f64();
+    match result {
+        Ok(()) => {
+            report.ok = true;
+            run.progress.line(&format!(
+                "quartermaster: caches warm in {:.1}s; every unit starts from them",
+                report.seconds
+            ));
+        }
+        Err(stop) => {
+            run.progress.line(&format!(
+                "quartermaster: the warm-up failed ({}); units start from empty caches",
+                stop.reason
+            ));
+            report.failed = Some(stop.reason);
+        }
+    }
+    Some(report)
+}
+
+/// The warm-up's steps: the workspace at the base, a warm-up cell, each ecosystem's frozen
+/// install and pre-build in each working directory; then the result is the units' layer.
+fn fill(
+    run: &RunContext<'_>,
+    slot: &mut WorkerSlot,
+    places: &BTreeSet<(&str, Option<&str>)>,
+    report: &mut WarmUpReport,
+) -> Result<(), Stop> {
+    let base = git_state::lock(run)?.default_tip;
+    let fresh = place_workspace(run, slot, base)?;
+    let Some(workspace) = slot.workspace.as_ref() else {
+        return Err(Stop::failed("the workspace is gone"));
+    };
+    let root = workspace
+        .root()
+        .canonicalize()
+        .map_err(|e| Stop::failed(format!("reading the workspace: {e}")))?;
+    let cell = run
+        .sandbox
+        .unit(UnitSpec {
+            slot: slot.number,
+            writable: vec![root.clone()],
+            warm_up: true,
+            ..UnitSpec::default()
+        })
+        .map_err(sandbox_stop)?;
+    if fresh {
+        workspace.refresh_owners()?;
+    }
+    for (ecosystem, working_dir) in places {
+        let dir = workspace.dir(*working_dir)?;
+        install(run, &cell, ecosystem, (&root, &dir), report)?;
+    }
+    run.sandbox.warmed(&cell).map_err(sandbox_stop)
+}
+
+/// One ecosystem's frozen install and pre-build in `dir`, as a unit's tests get them.
+fn install(
+    run: &RunContext<'_>,
+    cell: &Cell<'_>,
+    ecosystem: &str,
+    (root, dir): (&Path, &Path),
+    report: &mut WarmUpReport,
+) -> Result<(), Stop> {
+    let before = crate::changes::snapshot(root, dir, &[ecosystem])
+        .map_err(|e| Stop::failed(format!("reading the base's {ecosystem} files: {e}")))?;
+    let run_dir = install_dir(ecosystem, &before, root, dir);
+    let place = InstallConditions::read(&run_dir, dir)?;
+    let venv = cell.home().join("venv");
+    let install = InstallPlace {
+        env: &venv,
+        requirements: &place.requirements,
+        hashed: place.hashed,
+        yarn_berry: place.yarn_berry,
+    };
+    let ecosystems = BTreeSet::from([ecosystem]);
+    let env: BTreeMap<OsString, OsString> =
+        install_env(run, &run.settings.child_env, &ecosystems, &venv);
+    let commands = run.plan.install(ecosystem).iter();
+    for command in commands.chain(run.plan.prebuild(ecosystem)) {
+        if !command.applies(&install) {
+            continue;
+        }
+        let argv = command.argv(&install);
+        let outcome = build::execute(run, (cell, &env), &argv, &run_dir, LOG_NAME)?;
+        let shown = argv.join(" ").replace(&venv.display().to_string(), "<env>");
+        let line = format!(
+            "$ {shown}  ({}, {:.1}s)",
+            outcome.exit,
+            outcome.duration.as_secs_f64()
+        );
+        run.progress.step(&format!("{line} warm-up"));
+        report.commands.push(line);
+        if !outcome.exit.success() {
+            run.progress.failure_output(&outcome.output_tail);
+            return Err(Stop::failed(format!("`{shown}` failed: {}", outcome.exit)));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,156 @@
+//! Warm caches cannot be poisoned: a unit's writes to the caches it starts from (cargo's build
+//! output and home, the npm cache) reach neither the next unit nor, through the CI's cache
+//! directory, the next run. The warm-up is the one writer whose bytes every unit sees, which is
+//! the control: the same bytes written there do reach the next unit, and its check catches them.
+
+use crate::common::*;
+use serde_json::{Value, json};
+
+/// What the attack prints once its writes took, and the inspection once it saw the base's bytes.
+const WROTE: &str = "ATTACK-WROTE-EVIL";
+const SAW: &str = "INSPECT-SAW-BASE";
+
+/// Where the attack writes, as the units' environment names it.
+const TARGETS: &[&str] = &["CARGO_TARGET_DIR", "CARGO_HOME", "npm_config_cache"];
+
+/// The warm-up leaves `base` in a marker in every cache; `attack` checks it sees it, overwrites
+/// it and checks the write took; `inspect` checks it sees `base`. Each says what it saw, then
+/// fails, so that no PR is opened (a clean clone has no warm caches to replay them on).
+fn commit_the_attack(f: &Fixture) {
+    let each = |body: &str| {
+        TARGETS
+            .iter()
+            .map(|var| body.replace("DIR", &format!("$${var}")))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let makefile = format!(
+        "bump-greeting:\n\tsed -i 's/^version = \"1.0.0\"$$/version = \"1.0.1\"/' Cargo.lock\n\
+         bump-farewell:\n\tsed -i 's/^version = \"2.0.0\"$$/version = \"2.0.1\"/' Cargo.lock\n\
+         warm:\n{warm}\n\
+         attack:\n{attack}\n\t@echo {WROTE}; false\n\
+         inspect:\n{inspect}\n\t@echo {SAW}; false\n",
+        warm = each(
+            "\tmkdir -p DIR && (test -e DIR/marker || echo $${QM_TEST_MARK:-base} > DIR/marker)"
+        ),
+        attack = each(
+            "\tgrep -qx base DIR/marker && echo EVIL > DIR/marker && grep -qx EVIL DIR/marker"
+        ),
+        inspect = each("\tgrep -qx base DIR/marker"),
+    );
+    f.commit_file("main", "Makefile", &makefile);
+    sh(&f.checkout, "git pull -q");
+}
+
+/// Unit `a` attacks, unit `b` inspects; the warm-up runs `make warm` as the frozen install.
+fn attack_then_inspect(f: &Fixture, extra: &[&str], env: &[(&str, &str)]) -> Run {
+    let mut attack = create_mr("quartermaster/a", &[greeting()], "batch");
+    attack["commands"] = json!(["make bump-greeting"]);
+    attack["test_command"] = json!("make attack");
+    let mut inspect = create_mr("quartermaster/b", &[farewell()], "batch");
+    inspect["commands"] = json!(["make bump-farewell"]);
+    inspect["test_command"] = json!("make inspect");
+    run_units(f, vec![attack, inspect], extra, env)
+}
+
+fn run_units(f: &Fixture, actions: Vec<Value>, extra: &[&str], env: &[(&str, &str)]) -> Run {
+    let mut flags = f.custom_mission(
+        "caches",
+        json!({"cargo": {"packages": "crates", "versions": "semver",
+            "commands": ["make bump-greeting", "make bump-farewell"], "files": ["Cargo.lock"],
+            "install": ["make warm"]}}),
+    );
+    flags.extend(extra.iter().map(|s| s.to_string()));
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    f.run_with(&plan(actions), &flags, env)
+}
+
+fn warm(run: &Run) -> bool {
+    run.report["isolation"]["caches"]["mode"] == "warm"
+}
+
+/// Root with namespaces: the only place caches are layered.
+fn layered_here() -> bool {
+    if nix::unistd::geteuid().is_root() {
+        return true;
+    }
+    skip::skipped("warm caches need root with namespaces (CI runs as root)");
+    false
+}
+
+#[test]
+fn a_unit_cannot_poison_the_warm_caches_for_the_next_unit_or_the_next_run() {
+    if !layered_here() {
+        return;
+    }
+    let f = Fixture::new();
+    commit_the_attack(&f);
+    let cache = f.root.path().join("ci-cache");
+    let dir = cache.display().to_string();
+    let run = attack_then_inspect(&f, &["--cache-dir", &dir], &[]);
+    assert!(warm(&run), "{}", run.said());
+    assert_eq!(run.report["isolation"]["caches"]["warm_up"]["ok"], true);
+    let said = run.said();
+    assert!(said.contains(WROTE), "the attack's writes took: {said}");
+    assert!(
+        said.contains(SAW),
+        "the next unit saw the base's bytes: {said}"
+    );
+    for var in TARGETS {
+        let kept = cache.join(cache_rel(var)).join("marker");
+        assert_eq!(std::fs::read_to_string(&kept).unwrap(), "base\n", "{var}");
+    }
+    // The next run starts from the CI's cache directory: what the attack wrote is not there.
+    let mut inspect = create_mr("quartermaster/c", &[farewell()], "batch");
+    inspect["commands"] = json!(["make bump-farewell"]);
+    inspect["test_command"] = json!("make inspect");
+    let next = run_units(&f, vec![inspect], &["--cache-dir", &dir], &[]);
+    assert!(next.said().contains(SAW), "{}", next.said());
+}
+
+/// The control: the same bytes, written by the warm-up (the one writer every unit sees), do
+/// reach the next unit, and its check fails on them.
+#[test]
+fn bytes_the_warm_up_writes_reach_every_unit() {
+    if !layered_here() {
+        return;
+    }
+    let f = Fixture::new();
+    commit_the_attack(&f);
+    let mut inspect = create_mr("quartermaster/b", &[farewell()], "batch");
+    inspect["commands"] = json!(["make bump-farewell"]);
+    inspect["test_command"] = json!("make inspect");
+    let flags = ["--extra-env", "QM_TEST_MARK"];
+    let run = run_units(&f, vec![inspect], &flags, &[("QM_TEST_MARK", "EVIL")]);
+    assert!(warm(&run), "{}", run.said());
+    assert_eq!(run.report["isolation"]["caches"]["warm_up"]["ok"], true);
+    assert_eq!(run.status(0), "failed", "{}", run.said());
+    let said = run.said();
+    assert!(!said.contains(SAW), "{said}");
+    assert!(
+        said.contains("grep -qx base $CARGO_TARGET_DIR/marker"),
+        "{said}"
+    );
+}
+
+/// Asked for cold caches, units get none: the start-up line and the report say so.
+#[test]
+fn cold_caches_are_said_and_reported() {
+    let f = Fixture::new();
+    let run = f.run(&one_pr(), &["--caches", "cold"]);
+    assert_eq!(run.code, 0, "{}", run.said());
+    assert_eq!(run.report["isolation"]["caches"]["mode"], "cold");
+    assert!(
+        run.said()
+            .contains("quartermaster: caches cold (asked for (`--caches cold`))")
+    );
+}
+
+/// Where a variable points in the cache view, relative to it.
+fn cache_rel(var: &str) -> &'static str {
+    match var {
+        "CARGO_TARGET_DIR" => "cargo-target",
+        "CARGO_HOME" => "cargo",
+        _ => "npm",
+    }
+}
