@@ -12,7 +12,7 @@ use super::environment::{InstallConditions, install_dir, install_env};
 use super::stop::Stop;
 use super::{RunContext, WorkerSlot, git_state};
 use crate::mission::InstallPlace;
-use crate::report::WarmUpReport;
+use crate::report::{ProcessRecord, WarmUpCommand, WarmUpReport};
 use crate::sandbox::{Caches, Cell, UnitSpec};
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
@@ -42,13 +42,14 @@ pub(super) fn warm_up(run: &RunContext<'_>, slot: &mut WorkerSlot) -> Option<War
     run.progress
         .line("quartermaster: warming the caches on the base commit");
     let result = fill(run, slot, &places, &mut report);
-    report.seconds = started.elapsed().as_secs_f64();
+    let elapsed = started.elapsed();
+    report.duration_ms = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
     match result {
         Ok(()) => {
             report.ok = true;
             run.progress.line(&format!(
                 "quartermaster: caches warm in {:.1}s; every unit starts from them",
-                report.seconds
+                elapsed.as_secs_f64()
             ));
         }
         Err(stop) => {
@@ -128,16 +129,24 @@ fn install(
         let argv = command.argv(&install);
         let outcome = build::execute(run, (cell, &env), &argv, &run_dir, LOG_NAME)?;
         let shown = argv.join(" ").replace(&venv.display().to_string(), "<env>");
-        let line = format!(
-            "$ {shown}  ({}, {:.1}s)",
+        run.progress.step(&format!(
+            "$ {shown}  ({}, {:.1}s) warm-up",
             outcome.exit,
             outcome.duration.as_secs_f64()
-        );
-        run.progress.step(&format!("{line} warm-up"));
-        report.commands.push(line);
-        if !outcome.exit.success() {
+        ));
+        let ok = outcome.exit.success();
+        if !ok {
             run.progress.failure_output(&outcome.output_tail);
-            return Err(Stop::failed(format!("`{shown}` failed: {}", outcome.exit)));
+        }
+        let process = ProcessRecord::of(outcome);
+        let failed = format!("`{shown}` failed: {}", process.result);
+        report.commands.push(WarmUpCommand {
+            ecosystem: ecosystem.to_string(),
+            command: shown,
+            process,
+        });
+        if !ok {
+            return Err(Stop::failed(failed));
         }
     }
     Ok(())

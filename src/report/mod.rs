@@ -448,7 +448,7 @@ pub(crate) struct IsolationReport {
 }
 
 /// How a run's caches were kept, and what its warm-up did.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct CachesReport {
     #[serde(flatten)]
     pub mode: crate::sandbox::Caches,
@@ -456,14 +456,23 @@ pub(crate) struct CachesReport {
     pub warm_up: Option<WarmUpReport>,
 }
 
-/// The warm-up: its commands (`$ npm ci  (exit 0, 3.1s)`), and whether it filled the caches.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+/// The warm-up: its commands as they ran, and whether it filled the caches (else why not).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct WarmUpReport {
     pub ok: bool,
-    pub seconds: f64,
-    pub commands: Vec<String>,
+    pub duration_ms: u64,
+    pub commands: Vec<WarmUpCommand>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failed: Option<String>,
+}
+
+/// One command of the warm-up: a frozen install or a pre-build of one ecosystem.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct WarmUpCommand {
+    pub ecosystem: String,
+    pub command: String,
+    #[serde(flatten)]
+    pub process: ProcessRecord,
 }
 
 /// The resource limits of every unit of a run.

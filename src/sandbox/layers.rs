@@ -165,7 +165,9 @@ impl CacheLayers {
         let upper = warm.join(UPPER);
         let lowers = match &self.seed {
             Some(seed) => {
-                upper::merge(&upper, seed).map_err(fail_io("keep the warm layer in", seed))?;
+                upper::merge(&upper, seed)
+                    .and_then(|()| settle(seed))
+                    .map_err(fail_io("keep the warm layer in", seed))?;
                 vec![seed.clone()]
             }
             None => vec![upper],
@@ -232,20 +234,41 @@ fn idmapped(path: &Path, userns: &OwnedFd) -> Result<OwnedFd, LayerError> {
     Ok(fd)
 }
 
-/// The operator's cache directory, made when missing; only root may write it, since what it
-/// holds is every unit's bottom layer.
+/// The operator's cache directory, made when missing and taken over (see [`settle`]).
 fn seed_dir(path: &Path) -> Result<PathBuf, String> {
-    std::fs::create_dir_all(path).map_err(|e| format!("creating {}: {e}", path.display()))?;
-    let meta = std::fs::metadata(path).map_err(|e| format!("reading {}: {e}", path.display()))?;
-    let writable_by_others = meta.permissions().mode() & 0o022 != 0;
-    if std::os::unix::fs::MetadataExt::uid(&meta) != 0 || writable_by_others {
-        return Err(format!(
-            "the cache directory {} must belong to root and be writable by root alone",
-            path.display()
-        ));
+    std::fs::create_dir_all(path)
+        .and_then(|()| path.canonicalize())
+        .and_then(|path| settle(&path).map(|()| path))
+        .map_err(|e| format!("taking over the cache directory {}: {e}", path.display()))
+}
+
+/// Makes `path` and everything below it root's, writable by root alone (every unit's bottom
+/// layer: no one else may change it, and the idmap shows only uid 0 as the slot's) and readable
+/// by everyone (the CI's cache step saves it as an ordinary user).
+fn settle(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::symlink_metadata(path)?;
+    if (meta.uid(), meta.gid()) != (0, 0) {
+        std::os::unix::fs::lchown(path, Some(0), Some(0))?;
     }
-    path.canonicalize()
-        .map_err(|e| format!("resolving {}: {e}", path.display()))
+    if meta.is_symlink() {
+        return Ok(());
+    }
+    let mode = meta.permissions().mode() & 0o7777;
+    let wanted = if meta.is_dir() {
+        0o755
+    } else {
+        (mode & !0o7022) | 0o444
+    };
+    if mode != wanted {
+        std::fs::set_permissions(path, PermissionsExt::from_mode(wanted))?;
+    }
+    if meta.is_dir() {
+        for entry in std::fs::read_dir(path)? {
+            settle(&entry?.path())?;
+        }
+    }
+    Ok(())
 }
 
 /// A cell's own layer over the run's caches.

@@ -311,10 +311,16 @@ fn weakest(reports: &[(String, RunReport)]) -> Option<IsolationReport> {
         .first()
         .and_then(|i| i.limits.clone())
         .filter(|_| agreed(all.iter().map(|i| format!("{:?}", i.limits)).collect()));
+    // The caches' mode stands for the run when every shard had the same; each shard warmed the
+    // whole plan's ecosystems, so any shard's warm-up tells what was warmed.
     let caches = all
         .first()
         .and_then(|i| i.caches.clone())
-        .filter(|_| agreed(all.iter().map(|i| format!("{:?}", i.caches)).collect()));
+        .filter(|_| agreed(all.iter().map(|i| caches_mode(i)).collect()))
+        .map(|mut caches| {
+            caches.warm_up = all.iter().find_map(|i| i.caches.as_ref()?.warm_up.clone());
+            caches
+        });
     Some(IsolationReport {
         level,
         fallbacks,
@@ -322,6 +328,10 @@ fn weakest(reports: &[(String, RunReport)]) -> Option<IsolationReport> {
         limits,
         caches,
     })
+}
+
+fn caches_mode(isolation: &IsolationReport) -> String {
+    format!("{:?}", isolation.caches.as_ref().map(|c| &c.mode))
 }
 
 #[cfg(test)]

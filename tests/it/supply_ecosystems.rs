@@ -326,7 +326,8 @@ fn the_operators_npmrc_and_its_token_are_carried_into_units() {
         ("async", "3.2.5", "3.2.6"),
         "npm install async@3.2.6",
     );
-    let run = f.run_with(&plan, &[], &env);
+    // Cold caches: a warm-up would ask the private registry for the base's own lock file.
+    let run = f.run_with(&plan, &["--caches", "cold"], &env);
     assert_ne!(run.status(0), "done", "{}", run.said());
     assert_eq!(
         registry.requests.lock().unwrap().len(),
