@@ -32,8 +32,8 @@ pub(super) fn open(
     sandbox.seeds = config.tool_configs.clone();
     sandbox.seeds.extend(carried.seeds.iter().cloned());
     sandbox.limits = config.limits;
-    sandbox.warm_caches = config.warm_caches;
-    sandbox.cache_dir = config.cache_dir.clone();
+    sandbox.warm_caches = config.caches.warm;
+    sandbox.cache_dir = config.caches.dir.clone();
     sandbox.toolchain_dirs = config.expose_dirs.clone();
     sandbox
         .toolchain_dirs

@@ -56,10 +56,8 @@ pub(crate) struct RunConfig {
     /// The first sandbox uid (root only); unset, the first free range from
     /// [`crate::sandbox::DEFAULT_UID_BASE`] on.
     pub(crate) sandbox_uid_base: Option<u32>,
-    /// Whether units get warm caches where the machine allows them.
-    pub(crate) warm_caches: bool,
-    /// The CI's cache directory the warm-up starts from and leaves its result in.
-    pub(crate) cache_dir: Option<PathBuf>,
+    /// How units' caches are kept.
+    pub(crate) caches: CacheSettings,
     /// Tool configurations every unit's HOME is seeded with.
     pub(crate) tool_configs: Vec<Seed>,
     /// Directories commands may read where the sandbox would hide them.
@@ -149,8 +147,7 @@ impl RunConfig {
             registry_hosts: inputs.registry_hosts.clone(),
             isolation: parsed(inputs.isolation.as_deref().unwrap_or("auto"))?,
             sandbox_uid_base: uid_base(inputs.sandbox_uid_base.as_deref())?,
-            warm_caches: warm_caches(inputs.caches.as_deref())?,
-            cache_dir: inputs.cache_dir.clone(),
+            caches: CacheSettings::of(&inputs)?,
             expose_dirs: inputs.expose_dirs.clone(),
             limits: limits(&inputs.limits)?,
             tool_configs: inputs
@@ -206,14 +203,30 @@ fn uid_base(value: Option<&str>) -> Result<Option<u32>, ConfigError> {
         .transpose()
 }
 
-/// `--caches`: warm unless `cold` is asked for.
-fn warm_caches(value: Option<&str>) -> Result<bool, ConfigError> {
-    match value.unwrap_or("warm") {
-        "warm" => Ok(true),
-        "cold" => Ok(false),
-        other => Err(ConfigError::new(format!(
-            "--caches must be warm or cold, not `{other}`"
-        ))),
+/// `--caches` and `--cache-dir`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct CacheSettings {
+    /// Whether units get warm caches where the machine allows them (unless `cold` is asked for).
+    pub warm: bool,
+    /// The CI's cache directory the warm-up starts from and leaves its result in.
+    pub dir: Option<PathBuf>,
+}
+
+impl CacheSettings {
+    fn of(inputs: &Inputs) -> Result<CacheSettings, ConfigError> {
+        let warm = match inputs.caches.as_deref().unwrap_or("warm") {
+            "warm" => true,
+            "cold" => false,
+            other => {
+                return Err(ConfigError::new(format!(
+                    "--caches must be warm or cold, not `{other}`"
+                )));
+            }
+        };
+        Ok(CacheSettings {
+            warm,
+            dir: inputs.cache_dir.clone(),
+        })
     }
 }
 

@@ -339,3 +339,23 @@ fn sign_commits_is_refused_on_the_local_forge() {
         Ok(crate::forge::ForgeConfig::Github(_))
     ));
 }
+
+#[test]
+fn caches_are_warm_unless_cold_is_asked_for_and_other_words_are_refused() {
+    let c = resolve(flags("p.json"), CiEnv::default()).unwrap();
+    assert!(c.caches.warm);
+    let cold = resolve(
+        flags("p.json").combine(env(&[("QM_CACHES", "cold"), ("QM_CACHE_DIR", "ci-cache")])),
+        CiEnv::default(),
+    )
+    .unwrap();
+    assert!(!cold.caches.warm);
+    assert_eq!(
+        cold.caches.dir.as_deref(),
+        Some(std::path::Path::new("ci-cache"))
+    );
+    let mut inputs = flags("p.json");
+    inputs.caches = Some("hot".into());
+    let err = resolve(inputs, CiEnv::default()).unwrap_err();
+    insta::assert_snapshot!(crate::hint::render(&err));
+}

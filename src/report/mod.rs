@@ -1,12 +1,15 @@
 //! The run report: JSON for machines (`--report`), Markdown for reviewers (`--summary`, the CI
 //! job summary), and the exit code.
 
+mod caches;
 mod install;
 mod markdown;
 mod upkeep;
 
 pub use upkeep::{UpkeepAction, UpkeepReport};
 
+pub(crate) use caches::CachesReport;
+pub use caches::{WarmUpCommand, WarmUpReport};
 pub use install::{InstallRecord, Warned};
 
 use crate::changes::{self, ChangeFact, UpdateFact};
@@ -445,34 +448,6 @@ pub(crate) struct IsolationReport {
     /// How the units' caches were kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub caches: Option<CachesReport>,
-}
-
-/// How a run's caches were kept, and what its warm-up did.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct CachesReport {
-    #[serde(flatten)]
-    pub mode: crate::sandbox::Caches,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub warm_up: Option<WarmUpReport>,
-}
-
-/// The warm-up: its commands as they ran, and whether it filled the caches (else why not).
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct WarmUpReport {
-    pub ok: bool,
-    pub duration_ms: u64,
-    pub commands: Vec<WarmUpCommand>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub failed: Option<String>,
-}
-
-/// One command of the warm-up: a frozen install or a pre-build of one ecosystem.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct WarmUpCommand {
-    pub ecosystem: String,
-    pub command: String,
-    #[serde(flatten)]
-    pub process: ProcessRecord,
 }
 
 /// The resource limits of every unit of a run.

@@ -12,3 +12,82 @@ fn a_trial_overlay_mounts_as_root() {
     };
     CacheLayers::prepare(root.path(), None, owner).unwrap();
 }
+
+/// The CI's cache restores files as its own user, with any mode: taken over, they are root's,
+/// writable by root alone and readable by everyone, links untouched.
+#[test]
+fn the_cache_directory_is_taken_over() {
+    use std::os::unix::fs::MetadataExt;
+    if !nix::unistd::geteuid().is_root() {
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("ci-cache");
+    std::fs::create_dir_all(dir.join("npm")).unwrap();
+    let file = dir.join("npm/index");
+    std::fs::write(&file, "x").unwrap();
+    std::fs::set_permissions(&file, PermissionsExt::from_mode(0o4662)).unwrap();
+    std::os::unix::fs::lchown(&file, Some(1001), Some(1001)).unwrap();
+    std::fs::set_permissions(dir.join("npm"), PermissionsExt::from_mode(0o777)).unwrap();
+    std::os::unix::fs::symlink("index", dir.join("npm/link")).unwrap();
+    seed_dir(&dir).unwrap();
+    let meta = std::fs::metadata(&file).unwrap();
+    assert_eq!(
+        (meta.uid(), meta.gid(), meta.mode() & 0o7777),
+        (0, 0, 0o644)
+    );
+    let meta = std::fs::metadata(dir.join("npm")).unwrap();
+    assert_eq!(meta.mode() & 0o7777, 0o755);
+    assert_eq!(
+        std::fs::read_link(dir.join("npm/link")).unwrap(),
+        Path::new("index")
+    );
+}
+
+/// A warm-up's upper layer merged into the cache directory: new files land, a whiteout deletes,
+/// an opaque directory replaces what was there.
+#[test]
+fn a_warm_up_is_kept_in_the_cache_directory() {
+    if !nix::unistd::geteuid().is_root() {
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    let seed = root.path().join("ci-cache");
+    std::fs::create_dir_all(seed.join("old")).unwrap();
+    std::fs::write(seed.join("old/stale"), "stale").unwrap();
+    std::fs::write(seed.join("gone"), "gone").unwrap();
+    let owner = SlotIdentity {
+        uid: 60_991,
+        gid: 60_991,
+    };
+    let layers = CacheLayers::prepare(root.path(), Some(&seed), owner).unwrap();
+    let warm = layers.layer_dir("warm").unwrap();
+    let upper = warm.join(UPPER);
+    std::fs::write(upper.join("new"), "new").unwrap();
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        upper.join("gone"),
+        rustix::fs::FileType::CharacterDevice,
+        Mode::empty(),
+        0,
+    )
+    .unwrap();
+    std::fs::create_dir(upper.join("old")).unwrap();
+    rustix::fs::lsetxattr(
+        upper.join("old"),
+        "trusted.overlay.opaque",
+        b"y",
+        rustix::fs::XattrFlags::empty(),
+    )
+    .unwrap();
+    std::fs::write(upper.join("old/fresh"), "fresh").unwrap();
+    layers.warmed(&warm).unwrap();
+    assert_eq!(std::fs::read_to_string(seed.join("new")).unwrap(), "new");
+    assert!(!seed.join("gone").exists());
+    assert!(!seed.join("old/stale").exists());
+    assert_eq!(
+        std::fs::read_to_string(seed.join("old/fresh")).unwrap(),
+        "fresh"
+    );
+    assert_eq!(layers.lowers(), vec![seed.canonicalize().unwrap()]);
+}
