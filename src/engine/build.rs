@@ -126,6 +126,7 @@ pub(super) fn build(
     job: &BuildJob<'_>,
     report: &mut ActionReport,
 ) -> Result<BuildOutcome, Stop> {
+    super::warm_up::ensure(run, slot);
     let lap = Instant::now();
     let fresh = place_workspace(run, slot, job.base)?;
     tracing::debug!(ms = millis(lap.elapsed()), "workspace at the base");

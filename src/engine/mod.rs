@@ -55,7 +55,7 @@ use crate::forge::Forge;
 use crate::git::Identity;
 use crate::git::Workspace;
 use crate::mission::Mission;
-use crate::report::{ActionReport, IssueRef, Status, UpkeepReport};
+use crate::report::{ActionReport, IssueRef, Status, UpkeepReport, WarmUpReport};
 use crate::sandbox::Sandbox;
 use crate::scale::Only;
 use crate::schedule::KeyContext;
@@ -66,6 +66,7 @@ use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 use stop::{Done, Stop};
 
@@ -105,7 +106,7 @@ pub struct Settings {
 pub struct RunReports {
     pub actions: Vec<ActionReport>,
     /// The warm-up of the units' caches, when there was one.
-    pub warm_up: Option<crate::report::WarmUpReport>,
+    pub warm_up: Option<WarmUpReport>,
     pub upkeep: Vec<UpkeepReport>,
     pub dashboard: Option<IssueRef>,
 }
@@ -127,6 +128,8 @@ pub struct Engine<'a> {
     /// The mission records are validated against: with it, the run also looks after
     /// Quartermaster's open PRs and keeps the dependency dashboard.
     upkeep: Option<&'a Mission>,
+    /// The warm-up of the units' caches, run by the first unit that builds.
+    warm_up: OnceLock<Option<WarmUpReport>>,
 }
 
 impl<'a> Engine<'a> {
@@ -148,6 +151,7 @@ impl<'a> Engine<'a> {
             keys: KeyContext::default(),
             git: SharedGit::default(),
             upkeep: None,
+            warm_up: OnceLock::new(),
         }
     }
 
@@ -182,21 +186,13 @@ impl<'a> Engine<'a> {
     /// Runs the actions (those of `only`, when given), then, with [`Engine::upkeep`], looks
     /// after the open PRs and the dashboard; `runtime` drives the forge's requests.
     pub fn execute(self, runtime: &tokio::runtime::Handle) -> RunReports {
-        let (actions, warm_up) = workers::execute_actions(&self, runtime);
+        let actions = workers::execute_actions(&self, runtime);
         let mut ran = RunReports {
             actions,
-            warm_up,
             ..RunReports::default()
         };
         if let Some(mission) = self.upkeep {
-            let run = RunContext {
-                plan: self.plan,
-                forge: self.forge,
-                settings: self.settings,
-                progress: self.progress.scoped(false),
-                sandbox: self.sandbox,
-                git: &self.git,
-            };
+            let run = workers::context(&self, self.forge, false);
             let mut slot = WorkerSlot::new(0);
             // The shard holding the plan's first action looks after everything; the others
             // only close what their own new PRs supersede.
@@ -205,6 +201,7 @@ impl<'a> Engine<'a> {
                 &run, &mut slot, mission, everything, &mut ran,
             ));
         }
+        ran.warm_up = self.warm_up.into_inner().flatten();
         ran
     }
 }
@@ -219,6 +216,7 @@ pub(crate) struct RunContext<'a> {
     progress: Progress,
     sandbox: &'a Sandbox,
     git: &'a SharedGit,
+    warm_up: &'a OnceLock<Option<WarmUpReport>>,
 }
 
 /// What a worker keeps from one unit to the next: its sandbox slot and the workspace in it.

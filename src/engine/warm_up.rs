@@ -22,9 +22,15 @@ use std::time::Instant;
 /// The branch name the warm-up's output is logged under.
 const LOG_NAME: &str = "warm-up";
 
-/// Runs the warm-up in `slot`, when the run's caches are layered and some unit installs; the
-/// record says what ran and how it went.
-pub(super) fn warm_up(run: &RunContext<'_>, slot: &mut WorkerSlot) -> Option<WarmUpReport> {
+/// Runs the warm-up in `slot` unless the run has had it: the first unit that builds runs it,
+/// and the others wait for it (an unchanged re-run, whose units all reuse their PRs, has none).
+pub(super) fn ensure(run: &RunContext<'_>, slot: &mut WorkerSlot) {
+    run.warm_up.get_or_init(|| warm_up(run, slot));
+}
+
+/// The warm-up, when the run's caches are layered and some unit installs; the record says what
+/// ran and how it went.
+fn warm_up(run: &RunContext<'_>, slot: &mut WorkerSlot) -> Option<WarmUpReport> {
     if run.sandbox.caches() != Caches::Warm {
         return None;
     }

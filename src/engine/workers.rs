@@ -7,7 +7,7 @@ use super::turn::InTurn;
 use super::{Engine, RunContext, WorkerSlot};
 use crate::forge::Forge;
 use crate::plan::Action;
-use crate::report::{ActionReport, WarmUpReport};
+use crate::report::ActionReport;
 use crate::schedule::{Scheduler, plan_keys};
 use std::collections::BTreeSet;
 use std::num::NonZeroUsize;
@@ -75,7 +75,7 @@ fn builds(action: &Action) -> bool {
 pub(super) fn execute_actions(
     engine: &Engine<'_>,
     runtime: &tokio::runtime::Handle,
-) -> (Vec<ActionReport>, Option<WarmUpReport>) {
+) -> Vec<ActionReport> {
     let count = engine.plan.plan().actions.len();
     let indices: Vec<usize> = (0..count)
         .filter(|&i| engine.only.is_none_or(|only| only.contains(i)))
@@ -94,23 +94,10 @@ pub(super) fn execute_actions(
         reports: Mutex::new(vec![None; indices.len()]),
         started: Instant::now(),
     };
-    // Slot 0's workspace, at the base after the warm-up, goes on to slot 0's worker.
-    let mut first = WorkerSlot::new(0);
-    let builds_any = indices
-        .iter()
-        .any(|&i| builds(&engine.plan.plan().actions[i]));
-    let warm_up = builds_any
-        .then(|| super::warm_up::warm_up(&context(engine, engine.forge, false), &mut first))
-        .flatten();
-    let first = Mutex::new(Some(first));
     let work = |slot: usize| {
         let forge = InTurn::new(engine.forge, &board);
         let run = context(engine, &forge, workers > 1);
-        let kept = (slot == 0)
-            .then(|| first.lock().unwrap_or_else(PoisonError::into_inner).take())
-            .flatten();
-        let mut slot =
-            kept.unwrap_or_else(|| WorkerSlot::new(u32::try_from(slot).unwrap_or(u32::MAX)));
+        let mut slot = WorkerSlot::new(u32::try_from(slot).unwrap_or(u32::MAX));
         while let Some(position) = board.next() {
             let index = indices[position];
             forge.set_position(position);
@@ -137,17 +124,20 @@ pub(super) fn execute_actions(
         .reports
         .into_inner()
         .unwrap_or_else(PoisonError::into_inner);
-    let reports = reports
+    reports
         .into_iter()
         .zip(&indices)
         .map(|(report, &index)| report.unwrap_or_else(|| never_started(engine, index)))
-        .collect();
-    (reports, warm_up)
+        .collect()
 }
 
 /// What a worker's steps work with, `forge` standing for the engine's (`scoped`: its progress
 /// lines name the action, as several run at once).
-fn context<'e>(engine: &'e Engine<'_>, forge: &'e dyn Forge, scoped: bool) -> RunContext<'e> {
+pub(super) fn context<'e>(
+    engine: &'e Engine<'_>,
+    forge: &'e dyn Forge,
+    scoped: bool,
+) -> RunContext<'e> {
     RunContext {
         plan: engine.plan,
         forge,
@@ -155,6 +145,7 @@ fn context<'e>(engine: &'e Engine<'_>, forge: &'e dyn Forge, scoped: bool) -> Ru
         progress: engine.progress.scoped(scoped),
         sandbox: engine.sandbox,
         git: &engine.git,
+        warm_up: &engine.warm_up,
     }
 }
 

@@ -154,3 +154,37 @@ fn cache_rel(var: &str) -> &'static str {
         _ => "npm",
     }
 }
+
+/// The first unit that builds runs the warm-up; an unchanged re-run, whose unit reuses its PR,
+/// builds nothing and has none.
+#[test]
+fn an_unchanged_re_run_has_no_warm_up() {
+    if !layered_here() {
+        return;
+    }
+    let f = Fixture::new();
+    let first = f.run(&one_pr(), &[]);
+    assert_eq!(first.code, 0, "{}", first.said());
+    let warm_up = &first.report["isolation"]["caches"]["warm_up"];
+    assert_eq!(warm_up["ok"], true, "{}", first.said());
+    let commands: Vec<&str> = warm_up["commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["command"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        commands,
+        ["cargo fetch --locked", "cargo test --no-run --locked"]
+    );
+    let again = f.run(&one_pr(), &[]);
+    assert_eq!(again.code, 0, "{}", again.said());
+    assert!(again.reason(0).contains("unchanged"), "{}", again.reason(0));
+    assert!(warm(&again));
+    assert_eq!(again.report["isolation"]["caches"].get("warm_up"), None);
+    assert!(
+        !again.said().contains("warming the caches"),
+        "{}",
+        again.said()
+    );
+}

@@ -167,6 +167,7 @@ where
             progress: run.progress.scoped(false),
             sandbox: run.sandbox,
             git: run.git,
+            warm_up: run.warm_up,
         },
         WorkerSlot {
             number: slot.number,
