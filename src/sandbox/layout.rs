@@ -13,8 +13,7 @@ use std::path::{Path, PathBuf};
 
 /// Variables pointed at a path under the unit's HOME: user configuration, caches and install
 /// locations of each ecosystem, so that nothing a command writes there reaches another unit.
-/// Caches are not shared in this version: none of them is verified against a lock-file hash
-/// when read back.
+/// With warm caches, [`CACHE_VARS`] moves the caches into the unit's cache view.
 const HOME_VARS: &[(&str, &str)] = &[
     ("XDG_CONFIG_HOME", ".config"),
     ("XDG_CACHE_HOME", ".cache"),

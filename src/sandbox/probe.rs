@@ -7,7 +7,7 @@ use super::claim;
 use super::guard::{PermissionGuard, RootGuard, Watch};
 use super::identity;
 use super::job::SlotIdentity;
-use super::layers::CacheLayers;
+use super::layers::{CacheLayers, CellCaches};
 use super::layout::{self, Layout};
 use super::reaper::processes_of;
 use super::spawn::Zygote;
@@ -351,6 +351,7 @@ impl Sandbox {
             Ok(seeds) => seeds,
             Err(e) => {
                 let _ = layout::remove_tree(&layout.dir);
+                caches.map(CellCaches::drop_layer);
                 return Err(e);
             }
         };
@@ -362,6 +363,7 @@ impl Sandbox {
             Ok(cgroup) => cgroup,
             Err(why) => {
                 let _ = layout::remove_tree(&layout.dir);
+                caches.map(CellCaches::drop_layer);
                 return Err(LaunchError::from(why).into());
             }
         };
