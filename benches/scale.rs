@@ -37,19 +37,28 @@ fn main() {
     }
 }
 
-/// The time an action spent outside its commands and tests.
-fn overhead(action: &Value) -> u64 {
+/// The time an action spent outside its commands, frozen installs and tests (the first one that
+/// builds also runs the warm-up, which the report times apart: see `warm_up_ms`).
+fn overhead(action: &Value, warm_up_ms: u64) -> u64 {
     let children: u64 = action["commands"]
         .as_array()
         .into_iter()
         .flatten()
+        .chain(action["installs"].as_array().into_iter().flatten())
         .chain(action["test"]["runs"].as_array().into_iter().flatten())
         .filter_map(|r| r["duration_ms"].as_u64())
         .sum();
     action["duration_ms"]
         .as_u64()
         .unwrap_or(0)
-        .saturating_sub(children)
+        .saturating_sub(children + warm_up_ms)
+}
+
+/// How long the run's warm-up took (0 without one).
+fn warm_up_ms(run: &Run) -> u64 {
+    run.report["isolation"]["caches"]["warm_up"]["duration_ms"]
+        .as_u64()
+        .unwrap_or(0)
 }
 
 fn serial(files: usize) {
@@ -78,14 +87,29 @@ fn serial(files: usize) {
             .filter(|l| l.contains("quartermaster::engine") || l.starts_with('['))
             .for_each(|l| println!("  {l}"));
     }
-    let each: Vec<u64> = (0..8).map(|i| overhead(run.action(i))).collect();
+    let warm_up = warm_up_ms(&run);
+    let each: Vec<u64> = (0..8)
+        .map(|i| overhead(run.action(i), if i == 0 { warm_up } else { 0 }))
+        .collect();
     let rest = &each[1..];
     println!(
-        "{files} files: overhead per action: first {} ms, then mean {} ms, max {} ms; peak memory {} KiB",
+        "{files} files: overhead per action: first {} ms, then mean {} ms, max {} ms; warm-up {warm_up} ms ({}); peak memory {} KiB",
         each[0],
         rest.iter().sum::<u64>() / rest.len() as u64,
         rest.iter().max().unwrap(),
+        run.report["isolation"]["caches"]["mode"],
         run.report["timing"]["peak_memory_kb"]
+    );
+    // What the first action's overhead is held against: a clone of the same remote, now.
+    let scratch = tempfile::tempdir().unwrap();
+    let started = Instant::now();
+    sh(
+        scratch.path(),
+        &format!("git clone -q file://{} clone", f.remote.display()),
+    );
+    println!(
+        "{files} files: git clone of the remote: {} ms",
+        started.elapsed().as_millis()
     );
     let started = Instant::now();
     let again = f.run(&plan, &["--jobs", "1"]);
