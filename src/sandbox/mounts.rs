@@ -262,10 +262,22 @@ fn attach(clone: &Clone) -> Result<(), LaunchError> {
     .map_err(LaunchError::os_at("exposing", &clone.path))
 }
 
-/// `mount_setattr(2)` with `MOUNT_ATTR_RDONLY`: neither nix nor rustix wraps it, and it is the
-/// one call that makes a whole mount tree read-only at once (the alternative, one bind remount
-/// per line of mountinfo, must also replay each mount's locked flags).
+/// `mount_setattr(2)` with `MOUNT_ATTR_RDONLY`: it is the one call that makes a whole mount tree
+/// read-only at once (the alternative, one bind remount per line of mountinfo, must also replay
+/// each mount's locked flags).
 fn set_read_only(dirfd: libc::c_int, path: &Path, flags: libc::c_int) -> std::io::Result<()> {
+    mount_setattr(dirfd, path, flags, MountAttrFlags::MOUNT_ATTR_RDONLY, None)
+}
+
+/// `mount_setattr(2)`, which neither nix nor rustix wraps: sets `attr` on the mount at `path`
+/// from `dirfd`, idmapped through the user namespace `userns` when given.
+pub(super) fn mount_setattr(
+    dirfd: libc::c_int,
+    path: &Path,
+    flags: libc::c_int,
+    attr: MountAttrFlags,
+    userns: Option<libc::c_int>,
+) -> std::io::Result<()> {
     #[repr(C)]
     struct MountAttr {
         attr_set: u64,
@@ -274,15 +286,15 @@ fn set_read_only(dirfd: libc::c_int, path: &Path, flags: libc::c_int) -> std::io
         userns_fd: u64,
     }
     let attr = MountAttr {
-        attr_set: u64::from(MountAttrFlags::MOUNT_ATTR_RDONLY.bits()),
+        attr_set: u64::from(attr.bits()),
         attr_clr: 0,
         propagation: 0,
-        userns_fd: 0,
+        userns_fd: userns.map_or(0, |fd| u64::try_from(fd).unwrap_or(u64::MAX)),
     };
     let path = CString::new(path.as_os_str().as_bytes())?;
     // SAFETY: mount_setattr reads `size_of::<MountAttr>()` bytes from `attr`, a live and fully
-    // initialised #[repr(C)] value of that layout, and a NUL-terminated path; it writes nothing
-    // into this process's memory.
+    // initialised #[repr(C)] value of the kernel's `struct mount_attr` layout, and a
+    // NUL-terminated path; it writes nothing into this process's memory.
     let rc = unsafe {
         libc::syscall(
             libc::SYS_mount_setattr,

@@ -7,7 +7,6 @@
 
 use super::LayerError;
 use crate::sandbox::job::SlotIdentity;
-use std::ffi::CString;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -72,36 +71,11 @@ fn map(pid: i32, owner: SlotIdentity, ready: &std::io::PipeReader) -> std::io::R
 
 /// Idmaps the detached mount `mount` through the user namespace `userns`.
 pub(super) fn apply(mount: &OwnedFd, userns: &OwnedFd) -> std::io::Result<()> {
-    #[repr(C)]
-    struct MountAttr {
-        attr_set: u64,
-        attr_clr: u64,
-        propagation: u64,
-        userns_fd: u64,
-    }
-    let attr = MountAttr {
-        attr_set: u64::from(rustix::mount::MountAttrFlags::MOUNT_ATTR_IDMAP.bits()),
-        attr_clr: 0,
-        propagation: 0,
-        userns_fd: u64::try_from(userns.as_raw_fd()).unwrap_or(u64::MAX),
-    };
-    let empty = CString::default();
-    // SAFETY: mount_setattr reads `size_of::<MountAttr>()` bytes from `attr`, a live #[repr(C)]
-    // value of the kernel's `struct mount_attr` layout, and a NUL-terminated empty path; it
-    // writes nothing into this process's memory.
-    let rc = unsafe {
-        nix::libc::syscall(
-            nix::libc::SYS_mount_setattr,
-            mount.as_raw_fd(),
-            empty.as_ptr(),
-            nix::libc::AT_EMPTY_PATH,
-            &attr as *const MountAttr,
-            size_of::<MountAttr>(),
-        )
-    };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error())
-    }
+    crate::sandbox::mounts::mount_setattr(
+        mount.as_raw_fd(),
+        std::path::Path::new(""),
+        nix::libc::AT_EMPTY_PATH,
+        rustix::mount::MountAttrFlags::MOUNT_ATTR_IDMAP,
+        Some(userns.as_raw_fd()),
+    )
 }
