@@ -2,7 +2,8 @@
 //!
 //! Opt-in by nature: it needs the public registries (crates.io and npm, reached through cargo and
 //! npm) and root with namespaces (where warm caches are layered). Run with `bench/warm`, or
-//! `bench/warm cargo` or `bench/warm npm` for one project.
+//! `bench/warm cargo` or `bench/warm npm` for one project; `QM_WARM_TRACE=1` prints where each
+//! run's time went.
 //!
 //! - cargo: a library on clap, regex, serde and tokio, each pinned one patch release behind, whose
 //!   cold `cargo test` builds all four. The four updates run as one batch (one unit) and as four
@@ -129,12 +130,16 @@ fn cargo_project(dir: &Path) -> PathBuf {
     std::fs::create_dir_all(dir.join("tests")).unwrap();
     let deps: String = CRATES
         .iter()
-        .map(|(name, _, _)| match *name {
-            "clap" | "serde" => {
-                format!("{name} = {{ version = \"1\", features = [\"derive\"] }}\n")
+        .map(|(name, locked, _)| {
+            // The locked version's minor series, so that the lock may hold it.
+            let req = locked.rsplit_once('.').unwrap().0;
+            match *name {
+                "clap" | "serde" => {
+                    format!("{name} = {{ version = \"{req}\", features = [\"derive\"] }}\n")
+                }
+                "tokio" => format!("{name} = {{ version = \"{req}\", features = [\"full\"] }}\n"),
+                _ => format!("{name} = \"{req}\"\n"),
             }
-            "tokio" => format!("{name} = {{ version = \"1\", features = [\"full\"] }}\n"),
-            _ => format!("{name} = \"1\"\n"),
         })
         .collect();
     let write = |path: &str, text: &str| std::fs::write(dir.join(path), text).unwrap();
@@ -276,9 +281,22 @@ fn measure(
     eprintln!("warm bench: {project}, {shape}, caches {mode}: running");
     let before = load();
     let started = Instant::now();
-    let run = f.run_unreplayed(&plan, &["--caches", mode, "--jobs", "1"], &[]);
+    // QM_WARM_TRACE=1 shows where each run's time went.
+    let trace = std::env::var_os("QM_WARM_TRACE").is_some();
+    let log: &[(&str, &str)] = if trace {
+        &[("QM_LOG", "quartermaster=debug")]
+    } else {
+        &[]
+    };
+    let run = f.run_unreplayed(&plan, &["--caches", mode, "--jobs", "1"], log);
     let wall = started.elapsed().as_secs_f64();
     let after = load();
+    if trace {
+        run.stderr
+            .lines()
+            .filter(|l| l.contains("quartermaster") || l.starts_with('['))
+            .for_each(|l| println!("  {l}"));
+    }
     assert_eq!(run.code, 0, "{project} {shape} {mode}: {}", run.said());
     let caches = &run.report["isolation"]["caches"];
     assert_eq!(caches["mode"], mode, "{}", run.said());
