@@ -5,14 +5,15 @@
 //! `bench/warm cargo` or `bench/warm npm` for one project; `QM_WARM_TRACE=1` prints where each
 //! run's time went.
 //!
-//! - cargo: a library on clap, regex, serde and tokio, each pinned one patch release behind, whose
-//!   cold `cargo test` builds all four. The four updates run as one batch (one unit) and as four
+//! - cargo: a library on clap, regex, serde and tokio, each pinned one patch release behind, and
+//!   two crates no update touches (syn with every feature, tracing-subscriber), whose cold
+//!   `cargo test` builds them all (at least 30 s on 2 cores). The four updates run as one batch (one unit) and as four
 //!   `create_mr` actions (the four units a split makes), `--jobs 1`; the split's wall time over
 //!   the batch's is the figure warm caches should bring from about 5x down to one cold build plus
 //!   four incremental ones.
-//! - npm: a package with jest and eslint as dev dependencies and four small dependencies one patch behind,
-//!   updated by four `create_mr` actions; each unit's frozen install (`npm ci`) against the cold
-//!   one.
+//! - npm: a package with jest and eslint as dev dependencies and four small dependencies one
+//!   patch behind, updated by four `create_mr` actions; each unit's frozen install (`npm ci`)
+//!   against the cold one.
 //!
 //! Every run is checked (each action `done`, the caches in the mode asked for, a warm-up that
 //! succeeded) so that a figure never comes from a run that did nothing. The machine's load
@@ -146,7 +147,7 @@ fn cargo_project(dir: &Path) -> PathBuf {
     write(
         "Cargo.toml",
         &format!(
-            "[package]\nname = \"warm-bench\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\n{deps}"
+            "[package]\nname = \"warm-bench\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\n{deps}{UNTOUCHED}"
         ),
     );
     write("src/lib.rs", CARGO_LIB);
@@ -166,6 +167,11 @@ fn cargo_project(dir: &Path) -> PathBuf {
     }
     commit(dir)
 }
+
+/// Dependencies no update touches, there for the cold build's weight: a unit that rebuilds them
+/// is not incremental.
+const UNTOUCHED: &str = "syn = { version = \"2\", features = [\"full\", \"extra-traits\", \"visit\", \"visit-mut\", \"fold\"] }\n\
+tracing-subscriber = { version = \"0.3\", features = [\"env-filter\"] }\n";
 
 const CARGO_LIB: &str = "//! Uses each dependency, so that its tests build them all.\n\
 #[derive(clap::Parser, serde::Serialize, Debug)]\n\
