@@ -83,6 +83,15 @@ impl Fixture {
     }
 
     pub(crate) fn run_with(&self, plan: &Value, extra: &[&str], env: &[(&str, &str)]) -> Run {
+        let run = self.run_unreplayed(plan, extra, env);
+        // Every PR this run says passed its tests must pass them again on a clean clone.
+        self.replay(&run, plan, &replay::Operator::of(self, extra, env));
+        run
+    }
+
+    /// [`Fixture::run_with`] without the replay of its PRs, for a benchmark whose figures a
+    /// replay's builds would only delay.
+    pub(crate) fn run_unreplayed(&self, plan: &Value, extra: &[&str], env: &[(&str, &str)]) -> Run {
         let plan_path = self.write_plan(plan);
         let report_path = self.root.path().join("report.json");
         let summary_path = self.root.path().join("summary.md");
@@ -147,16 +156,13 @@ impl Fixture {
             .ok()
             .and_then(|b| serde_json::from_slice(&b).ok())
             .unwrap_or(Value::Null);
-        let run = Run {
+        Run {
             code: out.status.code().unwrap_or(-1),
             report,
             stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
             stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
             summary: std::fs::read_to_string(summary_path).unwrap_or_default(),
-        };
-        // Every PR this run says passed its tests must pass them again on a clean clone.
-        self.replay(&run, plan, &replay::Operator::of(self, extra, env));
-        run
+        }
     }
 }
 
