@@ -7,10 +7,10 @@
 //!
 //! - cargo: a library on clap, regex, serde and tokio, each pinned one patch release behind, and
 //!   two crates no update touches (syn with every feature, tracing-subscriber), whose cold
-//!   `cargo test` builds them all (25 to 35 s on a busy 2-core machine). The four updates run as one batch (one unit) and as four
-//!   `create_mr` actions (the four units a split makes), `--jobs 1`; the split's wall time over
-//!   the batch's is the figure warm caches should bring from about 5x down to one cold build plus
-//!   four incremental ones.
+//!   `cargo test` builds them all (25 to 35 s on a busy 2-core machine). The four updates run as
+//!   one batch (one unit) and as four `create_mr` actions (the four units a split makes),
+//!   `--jobs 1`; the split's wall time over the batch's is the figure warm caches should bring
+//!   from about 5x down to one cold build plus four incremental ones.
 //! - npm: a package with jest and eslint as dev dependencies and four small dependencies one
 //!   patch behind, updated by four `create_mr` actions; each unit's frozen install (`npm ci`)
 //!   against the cold one.
