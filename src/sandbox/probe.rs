@@ -351,7 +351,9 @@ impl Sandbox {
             Ok(seeds) => seeds,
             Err(e) => {
                 let _ = layout::remove_tree(&layout.dir);
-                caches.map(CellCaches::drop_layer);
+                if let Some(caches) = caches {
+                    caches.drop_layer();
+                }
                 return Err(e);
             }
         };
@@ -363,7 +365,9 @@ impl Sandbox {
             Ok(cgroup) => cgroup,
             Err(why) => {
                 let _ = layout::remove_tree(&layout.dir);
-                caches.map(CellCaches::drop_layer);
+                if let Some(caches) = caches {
+                    caches.drop_layer();
+                }
                 return Err(LaunchError::from(why).into());
             }
         };
