@@ -7,7 +7,7 @@ use super::claim;
 use super::guard::{PermissionGuard, RootGuard, Watch};
 use super::identity;
 use super::job::SlotIdentity;
-use super::layers::{CacheLayers, CellCaches};
+use super::layers::CacheLayers;
 use super::layout::{self, Layout};
 use super::reaper::processes_of;
 use super::spawn::Zygote;
