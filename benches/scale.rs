@@ -9,7 +9,8 @@
 //! - runs the same plan again, unchanged, and prints its wall time and how many commands ran;
 //! - runs 8 actions in 8 separate projects whose tests take 2 s, with `--jobs 1` and `--jobs 4`.
 //!
-//! `QM_SCALE_TRACE=1` prints where each action's time went instead of comparing `--jobs`.
+//! `QM_SCALE_TRACE=1` prints where each action's time went instead of comparing `--jobs`. The
+//! PRs are not replayed on a clean clone, as the integration tests do: that would be timed too.
 
 #[path = "../tests/it/common/mod.rs"]
 mod common;
@@ -79,7 +80,7 @@ fn serial(files: usize) {
     } else {
         &[]
     };
-    let run = f.run_with(&plan, &["--jobs", "1"], log);
+    let run = f.run_unreplayed(&plan, &["--jobs", "1"], log);
     assert_eq!(run.code, 0, "{}", run.said());
     if trace {
         run.stderr
@@ -112,7 +113,7 @@ fn serial(files: usize) {
         started.elapsed().as_millis()
     );
     let started = Instant::now();
-    let again = f.run(&plan, &["--jobs", "1"]);
+    let again = f.run_unreplayed(&plan, &["--jobs", "1"], &[]);
     let wall = started.elapsed();
     assert_eq!(again.code, 0, "{}", again.said());
     let ran: usize = (0..8)
@@ -145,7 +146,7 @@ fn parallel(files: usize) {
             })
             .collect();
         let started = Instant::now();
-        let run = f.run(&plan(actions), &["--jobs", jobs]);
+        let run = f.run_unreplayed(&plan(actions), &["--jobs", jobs], &[]);
         walls.push(started.elapsed().as_millis());
         assert_eq!(run.code, 0, "{}", run.said());
     }
