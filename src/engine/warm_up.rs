@@ -5,7 +5,8 @@
 //!
 //! What the warm-up installs is what the default branch already runs: the base commit's own lock
 //! files. It is sandboxed like any unit; what it writes among the files goes with the
-//! workspace's reset before the first unit. If it fails, the units start from empty caches.
+//! workspace's reset before the first unit. If it fails, the units start from the caches it
+//! started from: none, or the operator's cache directory.
 
 use super::build::{self, place_workspace, sandbox_stop};
 use super::environment::{InstallConditions, install_dir, install_env};
@@ -45,22 +46,22 @@ fn warm_up(run: &RunContext<'_>, slot: &mut WorkerSlot) -> Option<WarmUpReport> 
     }
     let started = Instant::now();
     let mut report = WarmUpReport::default();
-    run.progress
-        .line("quartermaster: warming the caches on the base commit");
+    // In the first building action's lines: the warm-up runs when that action needs it.
+    run.progress.step("warming the caches on the base commit");
     let result = fill(run, slot, &places, &mut report);
     let elapsed = started.elapsed();
     report.duration_ms = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
     match result {
         Ok(()) => {
             report.ok = true;
-            run.progress.line(&format!(
-                "quartermaster: caches warm in {:.1}s; every unit starts from them",
+            run.progress.step(&format!(
+                "caches warm in {:.1}s; every unit starts from them",
                 elapsed.as_secs_f64()
             ));
         }
         Err(stop) => {
-            run.progress.line(&format!(
-                "quartermaster: the warm-up failed ({}); units start from empty caches",
+            run.progress.step(&format!(
+                "the warm-up failed ({}); units start from the caches it started from",
                 stop.reason
             ));
             report.failed = Some(stop.reason);

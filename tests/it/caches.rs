@@ -188,3 +188,44 @@ fn an_unchanged_re_run_has_no_warm_up() {
         again.said()
     );
 }
+
+/// A warm-up that fails (here: the base's install fails, the unit's passes) leaves the units
+/// with the caches it started from (none here); the run says why, and the units still build.
+#[test]
+fn a_failed_warm_up_leaves_the_units_cold_and_says_why() {
+    if !layered_here() {
+        return;
+    }
+    let f = Fixture::new();
+    f.commit_file(
+        "main",
+        "Makefile",
+        "bump-greeting:\n\tsed -i 's/^version = \"1.0.0\"$$/version = \"1.0.1\"/' Cargo.lock\n\
+         warm:\n\tgrep -q 'version = \"1.0.1\"' Cargo.lock\n\
+         check:\n\ttrue\n",
+    );
+    sh(&f.checkout, "git pull -q");
+    let mut update = create_mr("quartermaster/a", &[greeting()], "batch");
+    update["commands"] = json!(["make bump-greeting"]);
+    update["test_command"] = json!("make check");
+    let mut flags = f.custom_mission(
+        "caches",
+        json!({"cargo": {"packages": "crates", "versions": "semver",
+            "commands": ["make bump-greeting"], "files": ["Cargo.lock"], "install": ["make warm"]}}),
+    );
+    flags.push("--caches".into());
+    flags.push("warm".into());
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    let run = f.run_unreplayed(&plan(vec![update]), &flags, &[]);
+    let warm_up = &run.report["isolation"]["caches"]["warm_up"];
+    assert_eq!(warm_up["ok"], false, "{}", run.said());
+    assert_eq!(warm_up["failed"], "`make warm` failed: exit code 2");
+    assert!(
+        run.said().contains(
+            "the warm-up failed (`make warm` failed: exit code 2); units start from the caches it started from"
+        ),
+        "{}",
+        run.said()
+    );
+    assert_eq!(run.status(0), "done", "{}", run.said());
+}
