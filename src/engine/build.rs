@@ -134,14 +134,7 @@ pub(super) fn build(
         return Err(Stop::failed("the workspace is gone"));
     };
     let (unit, working_dir, test, base) = (job.unit, job.working_dir, job.test, job.base);
-    let cell = run
-        .sandbox
-        .unit(UnitSpec {
-            slot: slot.number,
-            writable: vec![workspace.root().to_path_buf()],
-            ..UnitSpec::default()
-        })
-        .map_err(sandbox_stop)?;
+    let cell = workspace_cell(run, slot.number, workspace.root(), false)?;
     if fresh {
         workspace.refresh_owners()?;
     }
@@ -210,6 +203,24 @@ fn test_committed(
         None => Ok(BuildOutcome::Ready(commit, facts)),
         Some(why) => Ok(BuildOutcome::TestsFailed(why)),
     }
+}
+
+/// A fresh cell in `slot` whose commands may write the workspace at `root` (the run's warm-up
+/// cell when `warm_up`).
+pub(super) fn workspace_cell<'a>(
+    run: &RunContext<'a>,
+    slot: u32,
+    root: &Path,
+    warm_up: bool,
+) -> Result<Cell<'a>, Stop> {
+    run.sandbox
+        .unit(UnitSpec {
+            slot,
+            writable: vec![root.to_path_buf()],
+            warm_up,
+            ..UnitSpec::default()
+        })
+        .map_err(sandbox_stop)
 }
 
 /// Puts the slot's workspace at `base`: the one the last unit used, brought back to exactly

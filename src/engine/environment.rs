@@ -10,9 +10,10 @@
 //! toolchains (interpreters, package managers) still come from the machine.
 
 use super::build;
-use super::build::{Exec, sandbox_stop};
+use super::build::Exec;
 use super::stop::Stop;
 use super::unit::BranchUnit;
+use super::verify::canonical_root;
 use super::warnings::resolver_warnings;
 use super::{RunContext, WorkerSlot};
 use crate::changes::{Ecosystem, Snapshot};
@@ -20,7 +21,7 @@ use crate::git::NewCommit;
 use crate::markdown::code;
 use crate::mission::{InstallPlace, TestCommand};
 use crate::report::{ActionReport, InstallRecord, ProcessRecord};
-use crate::sandbox::{Cell, UnitSpec};
+use crate::sandbox::Cell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -62,18 +63,8 @@ pub(super) fn test_environment<'a>(
         return Err(Stop::failed("the workspace is gone"));
     };
     workspace.reset(commit.id)?;
-    let root = workspace
-        .root()
-        .canonicalize()
-        .map_err(|e| Stop::failed(format!("reading the workspace: {e}")))?;
-    let cell = run
-        .sandbox
-        .unit(UnitSpec {
-            slot: slot.number,
-            writable: vec![root.clone()],
-            ..UnitSpec::default()
-        })
-        .map_err(sandbox_stop)?;
+    let root = canonical_root(workspace)?;
+    let cell = build::workspace_cell(run, slot.number, &root, false)?;
     let ecosystems: BTreeSet<&str> = unit.commands.iter().map(|m| m.ecosystem.as_str()).collect();
     let venv = cell.home().join("venv");
     let env = install_env(run, env, &ecosystems, &venv);

@@ -110,7 +110,7 @@ fn trust(run: &RunContext<'_>, workspace: &Workspace, dir: &Path) -> Result<Trus
 }
 
 /// The workspace's root with every link resolved, as the readers need it.
-fn canonical_root(workspace: &Workspace) -> Result<std::path::PathBuf, Stop> {
+pub(super) fn canonical_root(workspace: &Workspace) -> Result<std::path::PathBuf, Stop> {
     workspace
         .root()
         .canonicalize()

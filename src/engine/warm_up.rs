@@ -11,10 +11,11 @@
 use super::build::{self, place_workspace, sandbox_stop};
 use super::environment::{InstallConditions, install_dir, install_env};
 use super::stop::Stop;
+use super::verify::canonical_root;
 use super::{RunContext, WorkerSlot, git_state};
 use crate::mission::InstallPlace;
 use crate::report::{ProcessRecord, WarmUpCommand, WarmUpReport};
-use crate::sandbox::{Caches, Cell, UnitSpec};
+use crate::sandbox::{Caches, Cell};
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
 use std::path::Path;
@@ -83,19 +84,8 @@ fn fill(
     let Some(workspace) = slot.workspace.as_ref() else {
         return Err(Stop::failed("the workspace is gone"));
     };
-    let root = workspace
-        .root()
-        .canonicalize()
-        .map_err(|e| Stop::failed(format!("reading the workspace: {e}")))?;
-    let cell = run
-        .sandbox
-        .unit(UnitSpec {
-            slot: slot.number,
-            writable: vec![root.clone()],
-            warm_up: true,
-            ..UnitSpec::default()
-        })
-        .map_err(sandbox_stop)?;
+    let root = canonical_root(workspace)?;
+    let cell = build::workspace_cell(run, slot.number, &root, true)?;
     if fresh {
         workspace.refresh_owners()?;
     }
