@@ -165,8 +165,9 @@ impl CacheLayers {
         let upper = warm.join(UPPER);
         let lowers = match &self.seed {
             Some(seed) => {
-                upper::merge(&upper, seed)
-                    .and_then(|()| settle(seed))
+                // The directory was settled when the run began: only what comes in needs it.
+                settle(&upper)
+                    .and_then(|()| upper::merge(&upper, seed))
                     .map_err(fail_io("keep the warm layer in", seed))?;
                 vec![seed.clone()]
             }

@@ -252,8 +252,10 @@ impl Layout {
         for (name, rel) in HOME_VARS {
             set(name, self.home.join(rel));
         }
-        for (name, rel) in caches.map_or(&[][..], |_| CACHE_VARS) {
-            set(name, caches.unwrap_or(&self.home).join(rel));
+        if let Some(view) = caches {
+            for (name, rel) in CACHE_VARS {
+                set(name, view.join(rel));
+            }
         }
         for (tool, name) in [
             (ToolConfig::Pip, "PIP_CONFIG_FILE"),

@@ -64,6 +64,7 @@ fn a_warm_up_is_kept_in_the_cache_directory() {
     let warm = layers.layer_dir("warm").unwrap();
     let upper = warm.join(UPPER);
     std::fs::write(upper.join("new"), "new").unwrap();
+    std::fs::set_permissions(upper.join("new"), PermissionsExt::from_mode(0o600)).unwrap();
     rustix::fs::mknodat(
         rustix::fs::CWD,
         upper.join("gone"),
@@ -83,6 +84,12 @@ fn a_warm_up_is_kept_in_the_cache_directory() {
     std::fs::write(upper.join("old/fresh"), "fresh").unwrap();
     layers.warmed(&warm).unwrap();
     assert_eq!(std::fs::read_to_string(seed.join("new")).unwrap(), "new");
+    let mode = std::os::unix::fs::MetadataExt::mode(&std::fs::metadata(seed.join("new")).unwrap());
+    assert_eq!(
+        mode & 0o7777,
+        0o644,
+        "what comes in is readable by the CI's cache step"
+    );
     assert!(!seed.join("gone").exists());
     assert!(!seed.join("old/stale").exists());
     assert_eq!(
