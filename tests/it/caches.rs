@@ -42,14 +42,20 @@ fn commit_the_attack(f: &Fixture) {
     sh(&f.checkout, "git pull -q");
 }
 
+/// A `create_mr` on `branch` of `update`, made by `make bump-<package>` and tested by `make
+/// <target>`.
+fn made_by_make(branch: &str, update: Value, target: &str) -> Value {
+    let bump = format!("make bump-{}", update["package"].as_str().unwrap());
+    let mut action = create_mr(branch, &[update], "batch");
+    action["commands"] = json!([bump]);
+    action["test_command"] = json!(format!("make {target}"));
+    action
+}
+
 /// Unit `a` attacks, unit `b` inspects; the warm-up runs `make warm` as the frozen install.
 fn attack_then_inspect(f: &Fixture, extra: &[&str], env: &[(&str, &str)]) -> Run {
-    let mut attack = create_mr("quartermaster/a", &[greeting()], "batch");
-    attack["commands"] = json!(["make bump-greeting"]);
-    attack["test_command"] = json!("make attack");
-    let mut inspect = create_mr("quartermaster/b", &[farewell()], "batch");
-    inspect["commands"] = json!(["make bump-farewell"]);
-    inspect["test_command"] = json!("make inspect");
+    let attack = made_by_make("quartermaster/a", greeting(), "attack");
+    let inspect = made_by_make("quartermaster/b", farewell(), "inspect");
     run_units(f, vec![attack, inspect], extra, env)
 }
 
@@ -101,9 +107,7 @@ fn a_unit_cannot_poison_the_warm_caches_for_the_next_unit_or_the_next_run() {
         assert_eq!(std::fs::read_to_string(&kept).unwrap(), "base\n", "{var}");
     }
     // The next run starts from the CI's cache directory: what the attack wrote is not there.
-    let mut inspect = create_mr("quartermaster/c", &[farewell()], "batch");
-    inspect["commands"] = json!(["make bump-farewell"]);
-    inspect["test_command"] = json!("make inspect");
+    let inspect = made_by_make("quartermaster/c", farewell(), "inspect");
     let next = run_units(&f, vec![inspect], &["--cache-dir", &dir], &[]);
     assert!(next.said().contains(SAW), "{}", next.said());
 }
@@ -117,9 +121,7 @@ fn bytes_the_warm_up_writes_reach_every_unit() {
     }
     let f = Fixture::new();
     commit_the_attack(&f);
-    let mut inspect = create_mr("quartermaster/b", &[farewell()], "batch");
-    inspect["commands"] = json!(["make bump-farewell"]);
-    inspect["test_command"] = json!("make inspect");
+    let inspect = made_by_make("quartermaster/b", farewell(), "inspect");
     let flags = ["--extra-env", "QM_TEST_MARK"];
     let run = run_units(&f, vec![inspect], &flags, &[("QM_TEST_MARK", "EVIL")]);
     assert!(warm(&run), "{}", run.said());
@@ -205,9 +207,7 @@ fn a_failed_warm_up_leaves_the_units_cold_and_says_why() {
          check:\n\ttrue\n",
     );
     sh(&f.checkout, "git pull -q");
-    let mut update = create_mr("quartermaster/a", &[greeting()], "batch");
-    update["commands"] = json!(["make bump-greeting"]);
-    update["test_command"] = json!("make check");
+    let update = made_by_make("quartermaster/a", greeting(), "check");
     let mut flags = f.custom_mission(
         "caches",
         json!({"cargo": {"packages": "crates", "versions": "semver",
