@@ -3,5 +3,7 @@
 fn main() -> std::process::ExitCode {
     // The sandbox re-executes this binary as its helper; that must happen before anything else.
     quartermaster::sandbox::enter_if_requested();
+    // Before any thread starts: the workspaces' mounts stay in this process's own namespace.
+    quartermaster::sandbox::enter_private_mounts();
     quartermaster::cli::main()
 }

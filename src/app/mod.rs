@@ -221,6 +221,10 @@ fn execute(
         sandbox.level()
     ));
     progress.line(&format!("quartermaster: caches {}", sandbox.caches()));
+    progress.line(&format!(
+        "quartermaster: workspaces {}",
+        sandbox.workspaces()
+    ));
     let keys = KeyContext::discover(plan.plan(), &config.checkout, config.allow_mentions);
     let mut engine = Engine::new(plan, forge.as_ref(), &settings, progress, &sandbox)
         .only(config.only.as_ref())
@@ -248,6 +252,7 @@ fn execute(
             mode: sandbox.caches(),
             warm_up: ran.warm_up,
         }),
+        workspaces: Some(sandbox.workspaces()),
     };
     drop(sandbox);
     drop(crate::harden::lock(&guard_slot).take());

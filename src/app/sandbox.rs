@@ -34,6 +34,7 @@ pub(super) fn open(
     sandbox.limits = config.limits;
     sandbox.warm_caches = config.caches.warm;
     sandbox.cache_dir = config.caches.dir.clone();
+    sandbox.layered_workspaces = config.layered_workspaces;
     sandbox.toolchain_dirs = config.expose_dirs.clone();
     sandbox
         .toolchain_dirs

@@ -124,6 +124,12 @@ pub struct Inputs {
     #[arg(long, value_name = "warm|cold")]
     #[serde(deserialize_with = "set")]
     pub(crate) caches: Option<String>,
+    /// layered: each unit's workspace is a copy-on-write layer over one checkout of the base
+    /// (root with namespaces; elsewhere checkouts); checkouts: each slot keeps a checkout of its
+    /// own, brought back to the base between units [env: QM_WORKSPACES; default: layered].
+    #[arg(long, value_name = "layered|checkouts")]
+    #[serde(deserialize_with = "set")]
+    pub(crate) workspaces: Option<String>,
     /// A directory the CI's cache restores and saves: the warm-up starts from it and leaves its
     /// result there for the next run [env: QM_CACHE_DIR].
     #[arg(long, value_name = "DIR")]
@@ -307,6 +313,7 @@ impl Inputs {
             sandbox_uid_base: self.sandbox_uid_base.or(fallback.sandbox_uid_base),
             caches: self.caches.or(fallback.caches),
             cache_dir: self.cache_dir.or(fallback.cache_dir),
+            workspaces: self.workspaces.or(fallback.workspaces),
             tool_config,
             limits,
             expose_dirs,

@@ -58,6 +58,8 @@ pub(crate) struct RunConfig {
     pub(crate) sandbox_uid_base: Option<u32>,
     /// How units' caches are kept.
     pub(crate) caches: CacheSettings,
+    /// Whether workspaces are copy-on-write layers where the machine allows them.
+    pub(crate) layered_workspaces: bool,
     /// Tool configurations every unit's HOME is seeded with.
     pub(crate) tool_configs: Vec<Seed>,
     /// Directories commands may read where the sandbox would hide them.
@@ -148,6 +150,7 @@ impl RunConfig {
             isolation: parsed(inputs.isolation.as_deref().unwrap_or("auto"))?,
             sandbox_uid_base: uid_base(inputs.sandbox_uid_base.as_deref())?,
             caches: CacheSettings::of(&inputs)?,
+            layered_workspaces: layered_workspaces(&inputs)?,
             expose_dirs: inputs.expose_dirs.clone(),
             limits: limits(&inputs.limits)?,
             tool_configs: inputs
@@ -227,6 +230,17 @@ impl CacheSettings {
             warm,
             dir: inputs.cache_dir.clone(),
         })
+    }
+}
+
+/// `--workspaces`: layered unless `checkouts` is asked for.
+fn layered_workspaces(inputs: &Inputs) -> Result<bool, ConfigError> {
+    match inputs.workspaces.as_deref().unwrap_or("layered") {
+        "layered" => Ok(true),
+        "checkouts" => Ok(false),
+        other => Err(ConfigError::new(format!(
+            "--workspaces must be layered or checkouts, not `{other}`"
+        ))),
     }
 }
 

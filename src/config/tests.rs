@@ -359,3 +359,19 @@ fn caches_are_warm_unless_cold_is_asked_for_and_other_words_are_refused() {
     let err = resolve(inputs, CiEnv::default()).unwrap_err();
     insta::assert_snapshot!(crate::hint::render(&err));
 }
+
+#[test]
+fn workspaces_are_layered_unless_checkouts_are_asked_for_and_other_words_are_refused() {
+    let c = resolve(flags("p.json"), CiEnv::default()).unwrap();
+    assert!(c.layered_workspaces);
+    let checkouts = resolve(
+        flags("p.json").combine(env(&[("QM_WORKSPACES", "checkouts")])),
+        CiEnv::default(),
+    )
+    .unwrap();
+    assert!(!checkouts.layered_workspaces);
+    let mut inputs = flags("p.json");
+    inputs.workspaces = Some("overlay".into());
+    let err = resolve(inputs, CiEnv::default()).unwrap_err();
+    insta::assert_snapshot!(crate::hint::render(&err));
+}

@@ -6,7 +6,6 @@
 
 use super::environment;
 use super::gates;
-use super::git_state;
 use super::millis;
 use super::project::{check_project, check_specs};
 use super::stop::Stop;
@@ -15,6 +14,7 @@ use super::toolchains;
 use super::unit::{BranchUnit, BuildOutcome};
 use super::verify;
 use super::verify::refusal;
+use super::workspace;
 use super::{RunContext, WorkerSlot};
 use crate::changes::{self, Snapshot, Verdict};
 use crate::git::{NewCommit, Workspace};
@@ -23,7 +23,7 @@ use crate::mission::TestCommand;
 use crate::report::{
     ActionReport, ChangeRecord, CommandRecord, ProcessRecord, TestReport, TestRun,
 };
-use crate::sandbox::{Cell, ProcessOutcome, Program, SandboxError, UnitSpec};
+use crate::sandbox::{Cell, ProcessOutcome, Program, SandboxError};
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
 use std::path::Path;
@@ -128,13 +128,13 @@ pub(super) fn build(
 ) -> Result<BuildOutcome, Stop> {
     super::warm_up::ensure(run, slot);
     let lap = Instant::now();
-    let fresh = place_workspace(run, slot, job.base)?;
+    let fresh = workspace::place(run, slot, job.base)?;
     tracing::debug!(ms = millis(lap.elapsed()), "workspace at the base");
     let Some(workspace) = slot.workspace.as_ref() else {
         return Err(Stop::failed("the workspace is gone"));
     };
     let (unit, working_dir, test, base) = (job.unit, job.working_dir, job.test, job.base);
-    let cell = workspace_cell(run, slot.number, workspace.root(), false)?;
+    let cell = workspace::cell(run, slot.number, workspace, false)?;
     if fresh {
         workspace.refresh_owners()?;
     }
@@ -203,52 +203,6 @@ fn test_committed(
         None => Ok(BuildOutcome::Ready(commit, facts)),
         Some(why) => Ok(BuildOutcome::TestsFailed(why)),
     }
-}
-
-/// A fresh cell in `slot` whose commands may write the workspace at `root` (the run's warm-up
-/// cell when `warm_up`).
-pub(super) fn workspace_cell<'a>(
-    run: &RunContext<'a>,
-    slot: u32,
-    root: &Path,
-    warm_up: bool,
-) -> Result<Cell<'a>, Stop> {
-    run.sandbox
-        .unit(UnitSpec {
-            slot,
-            writable: vec![root.to_path_buf()],
-            warm_up,
-            ..UnitSpec::default()
-        })
-        .map_err(sandbox_stop)
-}
-
-/// Puts the slot's workspace at `base`: the one the last unit used, brought back to exactly
-/// the base tree, or a new checkout the first time (or when the old one cannot be trusted).
-/// Whether the workspace is a new checkout.
-pub(super) fn place_workspace(
-    run: &RunContext<'_>,
-    slot: &mut WorkerSlot,
-    base: git2::Oid,
-) -> Result<bool, Stop> {
-    if let Some(workspace) = slot.workspace.as_mut() {
-        match workspace.reset(base) {
-            Ok(()) => return Ok(false),
-            Err(e) => {
-                run.progress
-                    .step(&format!("workspace not reused ({e}); checking out anew"));
-                slot.workspace = None;
-            }
-        }
-    }
-    let tree = run
-        .sandbox
-        .slot_workspace(slot.number)
-        .map_err(sandbox_stop)?;
-    // The checkout (the costly part) goes on without a hold on the shared mirror.
-    let source = git_state::lock(run)?.mirror.source();
-    slot.workspace = Some(Workspace::create(&source, base, &tree)?);
-    Ok(true)
 }
 
 /// Runs `argv` in the cell, with the unit's environment, its output kept in the unit's log

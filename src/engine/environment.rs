@@ -64,7 +64,7 @@ pub(super) fn test_environment<'a>(
     };
     workspace.reset(commit.id)?;
     let root = canonical_root(workspace)?;
-    let cell = build::workspace_cell(run, slot.number, &root, false)?;
+    let cell = super::workspace::cell(run, slot.number, workspace, false)?;
     let ecosystems: BTreeSet<&str> = unit.commands.iter().map(|m| m.ecosystem.as_str()).collect();
     let venv = cell.home().join("venv");
     let env = install_env(run, env, &ecosystems, &venv);

@@ -49,6 +49,7 @@ mod verify;
 mod warm_up;
 mod warnings;
 mod workers;
+mod workspace;
 
 use crate::ci::progress::Progress;
 use crate::forge::Forge;
@@ -130,6 +131,8 @@ pub struct Engine<'a> {
     upkeep: Option<&'a Mission>,
     /// The warm-up of the units' caches, run by the first unit that builds.
     warm_up: OnceLock<Option<WarmUpReport>>,
+    /// The run's checkouts of base commits, under the layered workspaces.
+    bases: workspace::Bases,
 }
 
 impl<'a> Engine<'a> {
@@ -152,6 +155,7 @@ impl<'a> Engine<'a> {
             git: SharedGit::default(),
             upkeep: None,
             warm_up: OnceLock::new(),
+            bases: workspace::Bases::default(),
         }
     }
 
@@ -217,6 +221,7 @@ pub(crate) struct RunContext<'a> {
     sandbox: &'a Sandbox,
     git: &'a SharedGit,
     warm_up: &'a OnceLock<Option<WarmUpReport>>,
+    bases: &'a workspace::Bases,
 }
 
 /// What a worker keeps from one unit to the next: its sandbox slot and the workspace in it.

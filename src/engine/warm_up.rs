@@ -8,10 +8,11 @@
 //! workspace's reset before the first unit. If it fails, the units start from the caches it
 //! started from: none, or the operator's cache directory.
 
-use super::build::{self, place_workspace, sandbox_stop};
+use super::build::{self, sandbox_stop};
 use super::environment::{InstallConditions, install_dir, install_env};
 use super::stop::Stop;
 use super::verify::canonical_root;
+use super::workspace;
 use super::{RunContext, WorkerSlot, git_state};
 use crate::mission::InstallPlace;
 use crate::report::{ProcessRecord, WarmUpCommand, WarmUpReport};
@@ -80,12 +81,12 @@ fn fill(
     report: &mut WarmUpReport,
 ) -> Result<(), Stop> {
     let base = git_state::lock(run)?.default_tip;
-    let fresh = place_workspace(run, slot, base)?;
+    let fresh = workspace::place(run, slot, base)?;
     let Some(workspace) = slot.workspace.as_ref() else {
         return Err(Stop::failed("the workspace is gone"));
     };
     let root = canonical_root(workspace)?;
-    let cell = build::workspace_cell(run, slot.number, &root, true)?;
+    let cell = workspace::cell(run, slot.number, workspace, true)?;
     if fresh {
         workspace.refresh_owners()?;
     }

@@ -146,6 +146,7 @@ pub(super) fn context<'e>(
         sandbox: engine.sandbox,
         git: &engine.git,
         warm_up: &engine.warm_up,
+        bases: &engine.bases,
     }
 }
 

@@ -20,7 +20,9 @@ mod workspace;
 pub(crate) use credentials::CredentialGuard;
 pub(crate) use mirror::Mirror;
 pub use remote::{RemoteSpec, RemoteUrl, redact_userinfo};
-pub(crate) use workspace::{NewCommit, Workspace};
+pub(crate) use workspace::{
+    BaseCheckout, LayerSpec, Mounter, NewCommit, Workspace, WorkspaceSource,
+};
 
 use std::path::Path;
 

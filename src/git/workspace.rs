@@ -1,4 +1,7 @@
-//! Workspaces: a throwaway checkout of one commit whose git directory lives apart from its files.
+//! Workspaces: the files of one commit, whose git directory lives apart from them. Either a
+//! checkout of the slot's own, brought back to the base between units ([`Workspace::create`]),
+//! or copy-on-write layers over one checkout of the run ([`Workspace::layered`], see
+//! [`layers`]).
 
 use super::push::{confirm, push};
 use super::reset::{self, Entries};
@@ -7,7 +10,11 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
+mod layers;
 mod stage;
+mod walk;
+
+pub(crate) use layers::{BaseCheckout, LayerSpec, Mounter};
 
 /// The attributes of every path, in the workspace's own `info/attributes`, which outranks every
 /// `.gitattributes` of the tree: no end-of-line conversion, `ident`, filter driver or encoding
@@ -47,50 +54,66 @@ impl WorkspaceSource {
     }
 }
 
-/// A checkout of one commit whose git directory lives apart from its files, in Quartermaster's
-/// private directory: commands running among the files find no `.git` to tamper with.
+/// The files of one commit whose git directory lives apart from them, in Quartermaster's private
+/// directory: commands running among the files find no `.git` to tamper with.
 pub(crate) struct Workspace {
     pub(super) repo: git2::Repository,
     base: git2::Oid,
-    tree: PathBuf,
     git_dir: tempfile::TempDir,
     /// The mirror's `shallow` file, whose boundary the workspace follows (see [`Self::reset`]).
     mirror_shallow: PathBuf,
     fingerprint: Vec<u8>,
-    /// The paths of the base tree, for bringing the workspace back to it.
-    entries: Option<Entries>,
-    /// The mode and owner the workspace's root had when it was checked out.
-    root: reset::Root,
+    files: Files,
+}
+
+/// Where the files are.
+enum Files {
+    /// A checkout of the workspace's own.
+    Checkout {
+        tree: PathBuf,
+        /// The paths of the base tree, for bringing the workspace back to it.
+        entries: Option<Entries>,
+        /// The mode and owner the workspace's root had when it was checked out.
+        root: reset::Root,
+    },
+    Layers(layers::Layers),
+}
+
+/// A private git directory whose work tree is `tree`, borrowing the objects of the mirror.
+fn private_repository(
+    source: &WorkspaceSource,
+    tree: &Path,
+) -> Result<(git2::Repository, tempfile::TempDir)> {
+    let git_dir = tempfile::Builder::new()
+        .prefix("git-")
+        .tempdir_in(&source.scratch)
+        .map_err(io("creating a workspace"))?;
+    let mut options = git2::RepositoryInitOptions::new();
+    options.workdir_path(tree).no_dotgit_dir(true);
+    git2::Repository::init_opts(git_dir.path(), &options).map_err(git("creating a workspace"))?;
+    // libgit2 leaves a `.git` link among the files; the point is that there is none.
+    let link = tree.join(".git");
+    if std::fs::symlink_metadata(&link).is_ok_and(|m| m.is_file()) {
+        std::fs::remove_file(&link).map_err(io("creating a workspace"))?;
+    }
+    std::fs::create_dir_all(git_dir.path().join("info"))
+        .and_then(|()| std::fs::write(git_dir.path().join("info/attributes"), RAW))
+        .map_err(io("creating a workspace"))?;
+    let objects = source.repo.join("objects");
+    std::fs::write(
+        git_dir.path().join("objects/info/alternates"),
+        format!("{}\n", objects.display()),
+    )
+    .map_err(io("creating a workspace"))?;
+    copy_shallow(&source.repo.join("shallow"), git_dir.path())?;
+    let repo = git2::Repository::open(git_dir.path()).map_err(git("opening a workspace"))?;
+    Ok((repo, git_dir))
 }
 
 impl Workspace {
     /// Checks `base` out into `tree`, borrowing the objects of the mirror `source` describes.
     pub(crate) fn create(source: &WorkspaceSource, base: git2::Oid, tree: &Path) -> Result<Self> {
-        let git_dir = tempfile::Builder::new()
-            .prefix("git-")
-            .tempdir_in(&source.scratch)
-            .map_err(io("creating a workspace"))?;
-        let mut options = git2::RepositoryInitOptions::new();
-        options.workdir_path(tree).no_dotgit_dir(true);
-        git2::Repository::init_opts(git_dir.path(), &options)
-            .map_err(git("creating a workspace"))?;
-        // libgit2 leaves a `.git` link among the files; the point is that there is none.
-        let link = tree.join(".git");
-        if link.exists() {
-            std::fs::remove_file(&link).map_err(io("creating a workspace"))?;
-        }
-        std::fs::create_dir_all(git_dir.path().join("info"))
-            .and_then(|()| std::fs::write(git_dir.path().join("info/attributes"), RAW))
-            .map_err(io("creating a workspace"))?;
-        let objects = source.repo.join("objects");
-        std::fs::write(
-            git_dir.path().join("objects/info/alternates"),
-            format!("{}\n", objects.display()),
-        )
-        .map_err(io("creating a workspace"))?;
-        let mirror_shallow = source.repo.join("shallow");
-        copy_shallow(&mirror_shallow, git_dir.path())?;
-        let repo = git2::Repository::open(git_dir.path()).map_err(git("opening a workspace"))?;
+        let (repo, git_dir) = private_repository(source, tree)?;
         repo.set_head_detached(base)
             .map_err(git("checking out the base commit"))?;
         repo.checkout_head(Some(git2::build::CheckoutBuilder::new().force()))
@@ -99,13 +122,20 @@ impl Workspace {
         Ok(Self {
             repo,
             base,
-            root: reset::Root::of(tree)?,
-            tree: tree.to_path_buf(),
             git_dir,
-            mirror_shallow,
+            mirror_shallow: source.repo.join("shallow"),
             fingerprint,
-            entries: None,
+            files: Files::Checkout {
+                root: reset::Root::of(tree)?,
+                tree: tree.to_path_buf(),
+                entries: None,
+            },
         })
+    }
+
+    /// Whether the files are copy-on-write layers.
+    pub(crate) fn is_layered(&self) -> bool {
+        matches!(self.files, Files::Layers(_))
     }
 
     /// Records in the index the files' new owner and ctime after Quartermaster handed a fresh
@@ -113,10 +143,14 @@ impl Workspace {
     /// git would read every file of the tree again to find that out. A file whose size, mtime or
     /// inode changed as well is left for git to read.
     pub(crate) fn refresh_owners(&self) -> Result<()> {
+        let Files::Checkout { tree, .. } = &self.files else {
+            // Layers are the slot's through an idmap: nothing changed on disk.
+            return Ok(());
+        };
         let mut index = self.repo.index().map_err(git("reading the index"))?;
         let entries: Vec<git2::IndexEntry> = index.iter().collect();
         for mut entry in entries {
-            let path = self.tree.join(std::ffi::OsStr::from_bytes(&entry.path));
+            let path = tree.join(std::ffi::OsStr::from_bytes(&entry.path));
             let Ok(meta) = std::fs::symlink_metadata(&path) else {
                 continue;
             };
@@ -138,24 +172,42 @@ impl Workspace {
         index.write().map_err(git("writing the index"))
     }
 
-    /// Brings the workspace back to exactly `base`, ready for the next unit: what the last unit's
-    /// commands added, removed, changed, linked or re-moded is undone, and a status that counts
-    /// ignored and untracked files must then find nothing. The cost follows what changed, plus
-    /// one walk of the tree. An error means the workspace must not be used again.
+    /// Brings the workspace back to exactly `base`, ready for the next unit. Layers: the upper
+    /// layer is dropped, and a new one holds what `base` has that the base checkout has not. A
+    /// checkout: what the last unit's commands added, removed, changed, linked or re-moded is
+    /// undone, and a status that counts ignored and untracked files must then find nothing (the
+    /// cost follows what changed, plus one walk of the tree). An error means the workspace must
+    /// not be used again.
     pub(crate) fn reset(&mut self, base: git2::Oid) -> Result<()> {
         self.check_untampered()?;
         self.follow_shallow()?;
-        self.root.restore(&self.tree)?;
+        let Files::Checkout {
+            tree: root,
+            entries,
+            root: root_meta,
+        } = &mut self.files
+        else {
+            if let Files::Layers(layers) = &mut self.files {
+                layers.reset(&self.repo, base)?;
+            }
+            self.repo
+                .set_head_detached(base)
+                .map_err(git("recording the base commit"))?;
+            self.base = base;
+            self.fingerprint = fingerprint(self.git_dir.path());
+            return Ok(());
+        };
+        root_meta.restore(root)?;
         let commit = self
             .repo
             .find_commit(base)
             .map_err(git("reading the base commit"))?;
         let tree = commit.tree().map_err(git("reading the base tree"))?;
-        if self.entries.as_ref().is_none_or(|e| e.tree != tree.id()) {
-            self.entries = Some(reset::entries(&tree)?);
+        if entries.as_ref().is_none_or(|e| e.tree != tree.id()) {
+            *entries = Some(reset::entries(&tree)?);
         }
-        if let Some(entries) = &self.entries {
-            reset::clean(&self.tree, entries)?;
+        if let Some(entries) = entries {
+            reset::clean(root, entries)?;
         }
         self.repo
             .set_head_detached(base)
@@ -185,7 +237,10 @@ impl Workspace {
 
     /// The workspace's files.
     pub(crate) fn root(&self) -> &Path {
-        &self.tree
+        match &self.files {
+            Files::Checkout { tree, .. } => tree,
+            Files::Layers(layers) => layers.view(),
+        }
     }
 
     /// Resolves `working_dir` inside the workspace, refusing anything (a symlink, say) that leads
@@ -229,6 +284,11 @@ impl Workspace {
         // libgit2 reads the boundary when a repository is opened.
         self.repo =
             git2::Repository::open(self.git_dir.path()).map_err(git("opening a workspace"))?;
+        if let Files::Layers(layers) = &self.files {
+            self.repo
+                .set_workdir(layers.view(), false)
+                .map_err(git("pointing the workspace at its files"))?;
+        }
         self.fingerprint = fingerprint(self.git_dir.path());
         Ok(())
     }

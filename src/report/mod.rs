@@ -448,6 +448,9 @@ pub(crate) struct IsolationReport {
     /// How the units' caches were kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub caches: Option<CachesReport>,
+    /// How the units' workspaces were kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspaces: Option<crate::sandbox::Workspaces>,
 }
 
 /// The resource limits of every unit of a run.

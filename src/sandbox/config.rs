@@ -228,6 +228,9 @@ pub struct SandboxConfig {
     /// The operator's cache directory (restored by the CI's cache): the warm-up starts from it
     /// and leaves its result there.
     pub cache_dir: Option<PathBuf>,
+    /// Whether workspaces are copy-on-write layers where the machine allows them; off, each
+    /// slot keeps a checkout of its own.
+    pub layered_workspaces: bool,
 }
 
 impl SandboxConfig {
@@ -271,6 +274,7 @@ impl SandboxConfig {
             helper: PathBuf::from("/proc/self/exe"),
             warm_caches: true,
             cache_dir: None,
+            layered_workspaces: true,
         }
     }
 }

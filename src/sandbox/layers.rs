@@ -14,7 +14,7 @@
 //! uid 0 on disk and by the slot's uid in the view, so that one warm layer serves every slot.
 
 mod idmap;
-mod upper;
+pub(crate) mod upper;
 
 use super::job::SlotIdentity;
 use super::{Cell, Sandbox, SandboxError};
@@ -30,8 +30,8 @@ use std::sync::{Mutex, PoisonError};
 const VIEW: &str = "caches";
 /// The names of the writable layer and of overlayfs' work directory in a layer directory: both
 /// must sit on one file system.
-const UPPER: &str = "upper";
-const WORK: &str = "work";
+pub(crate) const UPPER: &str = "upper";
+pub(crate) const WORK: &str = "work";
 
 #[derive(Debug, thiserror::Error)]
 pub enum LayerError {
@@ -180,47 +180,59 @@ impl CacheLayers {
     /// An overlay of the unit layers over the writable layer of `layer`, detached (attached by
     /// the command's init at the cache view), idmapped to `owner`.
     pub(crate) fn overlay(&self, layer: &Path, owner: SlotIdentity) -> Result<OwnedFd, LayerError> {
-        let userns = idmap::namespace(owner)?;
-        let fs = rustix::mount::fsopen("overlay", FsOpenFlags::FSOPEN_CLOEXEC)
-            .map_err(fail("create an overlay for", layer))?;
-        // A detached mount lasts as long as its descriptor: each must outlive the overlay's
-        // creation, which takes its own copy of the layers.
-        let mut held = Vec::new();
-        for lower in self.lowers() {
-            let fd = idmapped(&lower, &userns)?;
-            rustix::mount::fsconfig_set_fd(&fs, "lowerdir+", fd.as_fd())
-                .map_err(fail("add the layer", &lower))?;
-            held.push(fd);
-        }
-        // The writable layer and the work directory must be on one mount: one idmapped copy.
-        let top = idmapped(layer, &userns)?;
-        for (key, name) in [("upperdir", UPPER), ("workdir", WORK)] {
-            let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC | OFlags::NOFOLLOW;
-            let dir = rustix::fs::openat(&top, name, flags, Mode::empty())
-                .map_err(fail("open", &layer.join(name)))?;
-            rustix::mount::fsconfig_set_fd(&fs, key, dir.as_fd())
-                .map_err(fail("set the overlay's layer", &layer.join(name)))?;
-        }
-        // What an upper layer holds must read as plain entries, whiteouts and opaque directories
-        // (merged into the operator's directory): no metadata-only copies, no redirects.
-        for (key, value) in [
-            ("index", "off"),
-            ("metacopy", "off"),
-            ("redirect_dir", "off"),
-            ("xino", "off"),
-        ] {
-            rustix::mount::fsconfig_set_string(&fs, key, value)
-                .map_err(fail("configure the overlay for", layer))?;
-        }
-        rustix::mount::fsconfig_create(&fs).map_err(fail("create the overlay for", layer))?;
-        drop((held, top));
-        rustix::mount::fsmount(
-            &fs,
-            FsMountFlags::FSMOUNT_CLOEXEC,
-            MountAttrFlags::MOUNT_ATTR_NODEV | MountAttrFlags::MOUNT_ATTR_NOSUID,
-        )
-        .map_err(fail("mount the overlay for", layer))
+        overlay(&self.lowers(), layer, owner)
     }
+}
+
+/// A detached overlay of the read-only `lowers` (the top one first) under the writable layer of
+/// the layer directory `layer` (its [`UPPER`] and [`WORK`] directories), every layer idmapped to
+/// `owner`.
+pub(crate) fn overlay(
+    lowers: &[PathBuf],
+    layer: &Path,
+    owner: SlotIdentity,
+) -> Result<OwnedFd, LayerError> {
+    let userns = idmap::namespace(owner)?;
+    let fs = rustix::mount::fsopen("overlay", FsOpenFlags::FSOPEN_CLOEXEC)
+        .map_err(fail("create an overlay for", layer))?;
+    // A detached mount lasts as long as its descriptor: each must outlive the overlay's
+    // creation, which takes its own copy of the layers.
+    let mut held = Vec::new();
+    for lower in lowers {
+        let fd = idmapped(lower, &userns)?;
+        rustix::mount::fsconfig_set_fd(&fs, "lowerdir+", fd.as_fd())
+            .map_err(fail("add the layer", lower))?;
+        held.push(fd);
+    }
+    // The writable layer and the work directory must be on one mount: one idmapped copy.
+    let top = idmapped(layer, &userns)?;
+    for (key, name) in [("upperdir", UPPER), ("workdir", WORK)] {
+        let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC | OFlags::NOFOLLOW;
+        let dir = rustix::fs::openat(&top, name, flags, Mode::empty())
+            .map_err(fail("open", &layer.join(name)))?;
+        rustix::mount::fsconfig_set_fd(&fs, key, dir.as_fd())
+            .map_err(fail("set the overlay's layer", &layer.join(name)))?;
+    }
+    // What an upper layer holds must read as plain entries, whiteouts and opaque directories
+    // (merged into the operator's directory, or walked for a workspace's changes): no
+    // metadata-only copies, no redirects.
+    for (key, value) in [
+        ("index", "off"),
+        ("metacopy", "off"),
+        ("redirect_dir", "off"),
+        ("xino", "off"),
+    ] {
+        rustix::mount::fsconfig_set_string(&fs, key, value)
+            .map_err(fail("configure the overlay for", layer))?;
+    }
+    rustix::mount::fsconfig_create(&fs).map_err(fail("create the overlay for", layer))?;
+    drop((held, top));
+    rustix::mount::fsmount(
+        &fs,
+        FsMountFlags::FSMOUNT_CLOEXEC,
+        MountAttrFlags::MOUNT_ATTR_NODEV | MountAttrFlags::MOUNT_ATTR_NOSUID,
+    )
+    .map_err(fail("mount the overlay for", layer))
 }
 
 /// A detached copy of the mount of `path`, idmapped through `userns`.

@@ -12,6 +12,7 @@ use super::layout::{self, Layout};
 use super::reaper::processes_of;
 use super::spawn::Zygote;
 use super::unit::{Cell, UnitSpec};
+use super::workspaces::WorkspaceLayers;
 use super::{Isolation, LaunchError, Level, SandboxConfig, SandboxError};
 use std::collections::BTreeSet;
 use std::ffi::OsString;
@@ -46,6 +47,8 @@ pub struct Sandbox {
     pub(crate) zygote: Zygote,
     /// The units' cache layers; else why their caches are cold.
     pub(crate) caches: Result<CacheLayers, String>,
+    /// Where the units' layered workspaces live; else why workspaces are checkouts.
+    pub(crate) workspace_layers: Result<WorkspaceLayers, String>,
     _listed: RootGuard,
     // Dropped before `root`, and after every unit (they borrow the sandbox).
     _guard: Option<PermissionGuard>,
@@ -174,6 +177,7 @@ impl Sandbox {
             next: AtomicU64::new(0),
             zygote: Zygote::start(&config.helper)?,
             caches: Err(String::new()),
+            workspace_layers: Err(String::new()),
             _listed: RootGuard::new(root.path()),
             _guard: None,
             root,
@@ -182,6 +186,7 @@ impl Sandbox {
         sandbox.prepare()?;
         sandbox.trial()?;
         sandbox.caches = sandbox.cache_layers();
+        sandbox.workspace_layers = sandbox.layered_workspaces();
         Ok(sandbox)
     }
 
@@ -310,6 +315,21 @@ impl Sandbox {
         }
     }
 
+    /// The units' layered workspaces, or why workspaces are checkouts.
+    fn layered_workspaces(&self) -> Result<WorkspaceLayers, String> {
+        if !self.config.layered_workspaces {
+            return Err("asked for (`--workspaces checkouts`)".into());
+        }
+        match (self.level, self.identity(0)) {
+            (Level::UidNamespaces, Some(owner)) => {
+                WorkspaceLayers::prepare(self.root.path(), owner)
+            }
+            (level, _) => Err(format!(
+                "copy-on-write layers need root with CAP_SYS_ADMIN, and this run's isolation is {level}"
+            )),
+        }
+    }
+
     pub(crate) fn identity(&self, slot: u32) -> Option<SlotIdentity> {
         let id = self.config.uid_base.checked_add(slot)?;
         self.level
@@ -392,8 +412,11 @@ impl Sandbox {
         if self.level == Level::Uid {
             unit.permissions = Some(PermissionGuard::restrict(&unit.hidden));
         }
-        for path in &unit.writable {
-            unit.grant(path)?;
+        // A layered workspace is the slot's already, through its idmap.
+        if !spec.layered {
+            for path in &unit.writable {
+                unit.grant(path)?;
+            }
         }
         Ok(unit)
     }

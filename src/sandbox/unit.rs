@@ -24,6 +24,9 @@ pub struct UnitSpec {
     pub writable: Vec<PathBuf>,
     /// The run's warm-up: what its commands write in the caches is kept for every later unit.
     pub warm_up: bool,
+    /// The writable paths are a layered workspace, the slot's already through its idmap:
+    /// nothing is handed over.
+    pub layered: bool,
 }
 
 /// One program to run in a unit.

@@ -321,12 +321,17 @@ fn weakest(reports: &[(String, RunReport)]) -> Option<IsolationReport> {
             caches.warm_up = all.iter().find_map(|i| i.caches.as_ref()?.warm_up.clone());
             caches
         });
+    let workspaces = all
+        .first()
+        .and_then(|i| i.workspaces.clone())
+        .filter(|_| agreed(all.iter().map(|i| format!("{:?}", i.workspaces)).collect()));
     Some(IsolationReport {
         level,
         fallbacks,
         uid_base,
         limits,
         caches,
+        workspaces,
     })
 }
 

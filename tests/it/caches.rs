@@ -1,5 +1,6 @@
 //! Warm caches cannot be poisoned: a unit's writes to the caches it starts from (cargo's build
-//! output and home, the npm cache) reach neither the next unit nor, through the CI's cache
+//! output and home, the npm cache) and to what its install built in the workspace
+//! (`node_modules/`, `target/`) reach neither the next unit nor, through the CI's cache
 //! directory, the next run. The warm-up is the one writer whose bytes every unit sees, which is
 //! the control: the same bytes written there do reach the next unit, and its check catches them.
 
@@ -12,6 +13,8 @@ const SAW: &str = "INSPECT-SAW-BASE";
 
 /// Where the attack writes, as the units' environment names it.
 const TARGETS: &[&str] = &["CARGO_TARGET_DIR", "CARGO_HOME", "npm_config_cache"];
+/// And in the workspace, where each unit's frozen install writes `base` if nothing is there.
+const IN_WORKSPACE: &[&str] = &["node_modules", "target"];
 
 /// The warm-up leaves `base` in a marker in every cache; `attack` checks it sees it, overwrites
 /// it and checks the write took; `inspect` checks it sees `base`. Each says what it saw, then
@@ -20,7 +23,9 @@ fn commit_the_attack(f: &Fixture) {
     let each = |body: &str| {
         TARGETS
             .iter()
-            .map(|var| body.replace("DIR", &format!("$${var}")))
+            .map(|var| format!("$${var}"))
+            .chain(IN_WORKSPACE.iter().map(|dir| dir.to_string()))
+            .map(|dir| body.replace("DIR", &dir))
             .collect::<Vec<_>>()
             .join("\n")
     };

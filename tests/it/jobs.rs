@@ -99,9 +99,26 @@ fn jobs_refusal_names_the_input() {
 }
 
 /// What a unit leaves in its slot's workspace (ignored and untracked files, a taken mode, a
-/// directory swapped for a link, a link out) is gone before the next unit of that slot starts.
+/// directory swapped for a link, a link out) is gone before the next unit of that slot starts:
+/// a layered workspace drops its upper layer, a checkout is brought back to the base.
 #[test]
 fn a_reused_workspace_keeps_nothing_of_the_last_unit() {
+    for mode in ["layered", "checkouts"] {
+        let run = litter_then_pristine(mode);
+        let kept = &run.report["isolation"]["workspaces"];
+        let expected = if nix::unistd::geteuid().is_root() {
+            mode
+        } else {
+            skip::skipped("layered workspaces need root with namespaces (CI runs as root)");
+            "checkouts"
+        };
+        assert_eq!(kept["mode"], expected, "{kept}");
+        let line = format!("quartermaster: workspaces {expected} (");
+        assert!(run.said().contains(&line), "{}", run.said());
+    }
+}
+
+fn litter_then_pristine(mode: &str) -> Run {
     let f = Fixture::new();
     f.commit_file(
         "main",
@@ -112,13 +129,17 @@ fn a_reused_workspace_keeps_nothing_of_the_last_unit() {
     litter["test_command"] = json!("make litter");
     let mut pristine = create_mr("quartermaster/pristine", &[greeting()], "batch");
     pristine["test_command"] = json!("make pristine");
-    let run = f.run(&plan(vec![litter, pristine]), &["--jobs", "1"]);
-    assert_eq!(run.code, 0, "{}", run.said());
-    assert_eq!(run.status(1), "done", "{}", run.reason(1));
+    let run = f.run(
+        &plan(vec![litter, pristine]),
+        &["--jobs", "1", "--workspaces", mode],
+    );
+    assert_eq!(run.code, 0, "{mode}: {}", run.said());
+    assert_eq!(run.status(1), "done", "{mode}: {}", run.reason(1));
     assert_eq!(
         f.show("quartermaster/pristine", "src/lib.rs"),
         f.show("main", "src/lib.rs")
     );
+    run
 }
 
 /// The container deployment (root, no namespaces): two slots, two uids, two units at once.

@@ -1,10 +1,10 @@
 //! Whether a PR's updates reached the default branch: its lock files, read with the same readers
 //! that verify a unit, in the slot's workspace at the default branch's tip.
 
-use super::super::build;
 use super::super::git_state;
 use super::super::record::Record;
 use super::super::stop::Stop;
+use super::super::workspace;
 use super::super::{RunContext, WorkerSlot};
 use super::quoted;
 use crate::changes::{self, Ecosystem, version};
@@ -23,7 +23,7 @@ pub(in crate::engine) fn reached(
         return Ok(None);
     }
     let tip = git_state::lock(run)?.default_tip;
-    build::place_workspace(run, slot, tip)?;
+    workspace::place(run, slot, tip)?;
     let Some(workspace) = slot.workspace.as_ref() else {
         return Err(Stop::failed("the workspace is gone"));
     };

@@ -168,6 +168,7 @@ where
             sandbox: run.sandbox,
             git: run.git,
             warm_up: run.warm_up,
+            bases: run.bases,
         },
         WorkerSlot {
             number: slot.number,

@@ -3,7 +3,7 @@
 //! workspace's attributes are overridden, see [`super::RAW`]). Before the tree can be committed,
 //! every verified path in it must hold the verifier's bytes.
 
-use super::{Staged, Workspace};
+use super::{Files, Staged, Workspace, walk};
 use crate::git::{GitError, MAX_CHANGED_FILES, Result, git};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -39,10 +39,13 @@ impl Changes {
 }
 
 impl Workspace {
-    /// What the commands changed: one status walk, which lists ignored directories without
-    /// entering them.
+    /// What the commands changed: the upper layer's contents (layers), or one status walk (a
+    /// checkout); either lists ignored directories without entering them.
     pub(crate) fn changes(&self) -> Result<Changes> {
         self.check_untampered()?;
+        if let Files::Layers(layers) = &self.files {
+            return walk::changes(&self.repo, self.base, &layers.upper());
+        }
         let mut options = git2::StatusOptions::new();
         options
             .include_untracked(true)
@@ -84,23 +87,16 @@ impl Workspace {
     /// the tree is the base's. The staged tree is checked to hold exactly `verified`.
     pub(crate) fn stage(&self, changes: &Changes, verified: &Verified) -> Result<Option<Staged>> {
         self.check_untampered()?;
-        let mut index = self.repo.index().map_err(git("reading the index"))?;
-        for (path, deleted) in changes
-            .paths
-            .iter()
-            .filter(|(p, _)| !verified.contains_key(p))
-        {
-            let at = Path::new(path);
-            if *deleted {
-                index.remove_path(at).map_err(git("staging deletions"))?;
-            } else {
-                index.add_path(at).map_err(git("staging changes"))?;
-            }
-        }
-        for (path, bytes) in verified {
-            stage_verified(&mut index, path, bytes.as_deref())?;
-        }
-        let tree_id = index.write_tree().map_err(git("writing the tree"))?;
+        let tree_id = match &self.files {
+            // Nothing was checked out, so no index knows the files: the base's tree with the
+            // changed paths replaced, or (a file and a directory swapped, which the tree
+            // updater refuses) the base's tree read into an index first.
+            Files::Layers(_) => match self.stage_on_base(changes, verified) {
+                Ok(tree) => tree,
+                Err(_) => self.stage_in_index(changes, verified, true)?,
+            },
+            Files::Checkout { .. } => self.stage_in_index(changes, verified, false)?,
+        };
         confirm(&self.repo, tree_id, verified)?;
         let base = self
             .repo
@@ -134,6 +130,119 @@ impl Workspace {
             files,
         }))
     }
+}
+
+impl Workspace {
+    /// The tree of the index with `changes` and `verified` staged; `from_base`: the index is
+    /// the base's tree, in memory (else the checkout's index, which reads only the files whose
+    /// stat data changed).
+    pub(super) fn stage_in_index(
+        &self,
+        changes: &Changes,
+        verified: &Verified,
+        from_base: bool,
+    ) -> Result<git2::Oid> {
+        let mut index = self.repo.index().map_err(git("reading the index"))?;
+        if from_base {
+            let base = self.base_tree()?;
+            index
+                .read_tree(&base)
+                .map_err(git("reading the base tree"))?;
+        }
+        for (path, deleted) in changes
+            .paths
+            .iter()
+            .filter(|(p, _)| !verified.contains_key(p))
+        {
+            let at = Path::new(path);
+            if *deleted {
+                index.remove_path(at).map_err(git("staging deletions"))?;
+            } else {
+                index.add_path(at).map_err(git("staging changes"))?;
+            }
+        }
+        for (path, bytes) in verified {
+            stage_verified(&mut index, path, bytes.as_deref())?;
+        }
+        index.write_tree().map_err(git("writing the tree"))
+    }
+
+    /// The base's tree with `changes` and `verified` written over it: only the changed paths
+    /// are read, raw, from the files.
+    pub(super) fn stage_on_base(
+        &self,
+        changes: &Changes,
+        verified: &Verified,
+    ) -> Result<git2::Oid> {
+        let base = self.base_tree()?;
+        let mut update = git2::build::TreeUpdateBuilder::new();
+        for (path, deleted) in changes
+            .paths
+            .iter()
+            .filter(|(p, _)| !verified.contains_key(p))
+        {
+            if *deleted {
+                update.remove(path.as_str());
+                continue;
+            }
+            let (bytes, mode) = read_raw(&self.root().join(path))?;
+            let id = self.repo.blob(&bytes).map_err(git("staging changes"))?;
+            update.upsert(path.as_str(), id, mode);
+        }
+        for (path, bytes) in verified {
+            let existing = base.get_path(Path::new(path)).ok();
+            match bytes {
+                Some(bytes) => {
+                    let id = self
+                        .repo
+                        .blob(bytes)
+                        .map_err(git("staging the verified files"))?;
+                    let mode = match existing.map(|e| e.filemode()) {
+                        Some(0o100755) => git2::FileMode::BlobExecutable,
+                        _ => git2::FileMode::Blob,
+                    };
+                    update.upsert(path.as_str(), id, mode);
+                }
+                None if existing.is_some() => {
+                    update.remove(path.as_str());
+                }
+                None => {}
+            }
+        }
+        update
+            .create_updated(&self.repo, &base)
+            .map_err(git("writing the tree"))
+    }
+
+    fn base_tree(&self) -> Result<git2::Tree<'_>> {
+        self.repo
+            .find_commit(self.base)
+            .and_then(|c| c.tree())
+            .map_err(git("reading the base tree"))
+    }
+}
+
+/// A changed file's bytes and git mode as they are on disk: a link's target, or a file's
+/// content with git's executable bit (the owner's).
+fn read_raw(at: &Path) -> Result<(Vec<u8>, git2::FileMode)> {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::PermissionsExt;
+    let fail = |source| GitError::Io {
+        context: format!("staging {}", at.display()),
+        source,
+    };
+    let meta = std::fs::symlink_metadata(at).map_err(fail)?;
+    if meta.is_symlink() {
+        let target = std::fs::read_link(at).map_err(fail)?;
+        return Ok((target.as_os_str().as_bytes().to_vec(), git2::FileMode::Link));
+    }
+    let bytes = std::fs::read(at).map_err(fail)?;
+    let mode = if meta.permissions().mode() & 0o100 != 0 {
+        git2::FileMode::BlobExecutable
+    } else {
+        git2::FileMode::Blob
+    };
+    Ok((bytes, mode))
 }
 
 /// Stages one verified file from the verifier's bytes (removes it when the verifier found none),

@@ -10,7 +10,7 @@ const OPAQUE: &str = "trusted.overlay.opaque";
 
 /// One entry of an upper layer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Node {
+pub(crate) enum Node {
     /// What the lower layers have here is deleted.
     Whiteout,
     /// A directory; when opaque, nothing of the lower layers shows inside it.
@@ -22,7 +22,7 @@ enum Node {
 }
 
 /// What the upper layer holds at `path`.
-fn node(path: &Path) -> std::io::Result<Node> {
+pub(crate) fn node(path: &Path) -> std::io::Result<Node> {
     let meta = std::fs::symlink_metadata(path)?;
     let kind = meta.file_type();
     Ok(if kind.is_char_device() && meta.rdev() == 0 {
@@ -36,6 +36,26 @@ fn node(path: &Path) -> std::io::Result<Node> {
     } else {
         Node::Other
     })
+}
+
+/// Makes a whiteout at `path`: what the lower layers hold there does not show.
+pub(crate) fn whiteout(path: &Path) -> std::io::Result<()> {
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        path,
+        rustix::fs::FileType::CharacterDevice,
+        rustix::fs::Mode::empty(),
+        0,
+    )
+    .map_err(Into::into)
+}
+
+/// Makes the directory `path` (0755), opaque: nothing the lower layers hold there shows.
+pub(crate) fn opaque_dir(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir(path)?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))?;
+    rustix::fs::lsetxattr(path, OPAQUE, b"y", rustix::fs::XattrFlags::empty()).map_err(Into::into)
 }
 
 fn is_opaque(dir: &Path) -> bool {

@@ -145,6 +145,7 @@ fn the_weakest_isolation_stands_for_the_run() {
         uid_base: None,
         limits: None,
         caches: None,
+        workspaces: None,
     });
     parts[1].1.isolation = Some(IsolationReport {
         level: Level::UidNamespaces,
@@ -152,6 +153,7 @@ fn the_weakest_isolation_stands_for_the_run() {
         uid_base: None,
         limits: None,
         caches: None,
+        workspaces: None,
     });
     let isolation = merge(parts).unwrap().isolation.unwrap();
     assert_eq!(isolation.level, Level::Uid);
