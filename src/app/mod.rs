@@ -200,7 +200,9 @@ fn execute(
     // units start from.
     let opened = gates::builds(config, plan)
         .then(|| OpenedRemote::open(forge.remote(), scratch.path(), plan.plan(), progress));
+    let lap = Instant::now();
     let policy = gates::policy(config, plan, opened.as_ref())?;
+    tracing::debug!(ms = lap.elapsed().as_millis(), "policy read");
     if opened.is_some() {
         progress.line(&format!("quartermaster: {}", policy.summary()));
     }
@@ -209,6 +211,7 @@ fn execute(
     if let Some(dir) = &settings.logs {
         fresh_logs(dir)?;
     }
+    let lap = Instant::now();
     let sandbox = sandbox::open(
         config,
         plan,
@@ -216,6 +219,7 @@ fn execute(
         settings.child_env.clone(),
         &carried,
     )?;
+    tracing::debug!(ms = lap.elapsed().as_millis(), "sandbox ready");
     progress.line(&format!(
         "quartermaster: commands run sandboxed ({})",
         sandbox.level()

@@ -142,6 +142,7 @@ fn open_git(
     progress: &Progress,
 ) -> Result<GitState, RemoteError> {
     progress.step(&format!("reading {}", remote.url));
+    let lap = std::time::Instant::now();
     let mirror = Mirror::new(remote.clone(), scratch)?;
     let heads = mirror.list()?;
     let default = &plan.repo_context.default_branch;
@@ -153,6 +154,7 @@ fn open_git(
         .filter(|b| heads.contains_key(*b))
         .collect();
     mirror.fetch(&present)?;
+    tracing::debug!(ms = super::millis(lap.elapsed()), "remote read");
     Ok(GitState {
         mirror,
         heads,

@@ -81,7 +81,12 @@ fn fill(
     report: &mut WarmUpReport,
 ) -> Result<(), Stop> {
     let base = git_state::lock(run)?.default_tip;
+    let lap = Instant::now();
     let fresh = workspace::place(run, slot, base)?;
+    tracing::debug!(
+        ms = super::millis(lap.elapsed()),
+        "warm-up workspace at the base"
+    );
     let Some(workspace) = slot.workspace.as_ref() else {
         return Err(Stop::failed("the workspace is gone"));
     };
@@ -94,7 +99,10 @@ fn fill(
         let dir = workspace.dir(*working_dir)?;
         install(run, &cell, ecosystem, (&root, &dir), report)?;
     }
-    run.sandbox.warmed(&cell).map_err(sandbox_stop)
+    let lap = Instant::now();
+    run.sandbox.warmed(&cell).map_err(sandbox_stop)?;
+    tracing::debug!(ms = super::millis(lap.elapsed()), "warm layer kept");
+    Ok(())
 }
 
 /// One ecosystem's frozen install and pre-build in `dir`, as a unit's tests get them.

@@ -8,7 +8,7 @@ use super::stop::Stop;
 use super::{RunContext, WorkerSlot};
 use crate::git::{BaseCheckout, LayerSpec, Workspace};
 use crate::sandbox::{Cell, UnitSpec};
-use std::path::Path;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
 /// The run's checkouts of base commits, each the bottom layer of every workspace made over it.
@@ -39,13 +39,12 @@ pub(super) fn place(
     // The checkout (the costly part) goes on without a hold on the shared mirror.
     let source = git_state::lock(run)?.mirror.source();
     let workspace = match run.sandbox.workspace_layers(slot.number) {
-        Some((bases, dir, mounter)) => {
-            let base_checkout = base_checkout(run, &source, base, &bases)?;
+        Some(layers) => {
             let spec = LayerSpec {
-                base: base_checkout,
+                base: base_checkout(run, &source, base, &layers.bases)?,
                 view,
-                dir,
-                mounter: Box::new(mounter),
+                dir: layers.dir,
+                mounter: Box::new(layers.mounter),
             };
             Workspace::layered(&source, base, spec)?
         }
@@ -55,25 +54,36 @@ pub(super) fn place(
     Ok(true)
 }
 
-/// The run's checkout of `commit`, made in `dir` the first time a workspace needs it (the other
-/// slots wait for it rather than check it out too).
+/// The run's checkout of `commit`, made the first time a workspace needs it (the other slots
+/// wait for it rather than check it out too): in the first of `places` it fits in.
 fn base_checkout(
     run: &RunContext<'_>,
     source: &crate::git::WorkspaceSource,
     commit: git2::Oid,
-    dir: &Path,
+    places: &[PathBuf],
 ) -> Result<Arc<BaseCheckout>, Stop> {
     let mut bases = run.bases.lock().unwrap_or_else(PoisonError::into_inner);
     if let Some(known) = bases.iter().find(|b| b.commit() == commit) {
         return Ok(known.clone());
     }
-    let made = Arc::new(BaseCheckout::create(
-        source,
-        commit,
-        &dir.join(commit.to_string()),
-    )?);
-    bases.push(made.clone());
-    Ok(made)
+    let lap = std::time::Instant::now();
+    let mut failed = None;
+    for place in places {
+        match BaseCheckout::create(source, commit, &place.join(commit.to_string())) {
+            Ok(made) => {
+                tracing::debug!(ms = super::millis(lap.elapsed()), place = %place.display(), "base checked out");
+                let made = Arc::new(made);
+                bases.push(made.clone());
+                return Ok(made);
+            }
+            // What it wrote went with it: the next place is tried.
+            Err(e) => failed = Some(e),
+        }
+    }
+    Err(failed.map_or_else(
+        || Stop::failed("no place for the base checkout"),
+        Stop::from,
+    ))
 }
 
 /// A fresh cell in `slot` whose commands may write `workspace` (the run's warm-up cell when

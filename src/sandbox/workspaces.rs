@@ -68,11 +68,25 @@ impl std::fmt::Display for Workspaces {
     }
 }
 
-/// Where a run's workspace layers live: `bases/` holds the base checkouts, `slot-N/` each
-/// slot's layer directory. Private to Quartermaster (mode 0700, and out of every command's view).
+/// Where a run's workspace layers live: `bases/` holds the base checkouts, in memory where it
+/// can (a tmpfs of up to a quarter of the machine's memory), `bases-on-disk/` those that do not
+/// fit, and `slot-N/` each slot's layer directory. Private to Quartermaster (mode 0700, and out
+/// of every command's view).
 #[derive(Debug)]
 pub(crate) struct WorkspaceLayers {
     dir: PathBuf,
+    /// Whether `bases/` is a tmpfs (unmounted when the run ends).
+    in_memory: bool,
+}
+
+/// What a layered workspace in one slot is made with.
+pub(crate) struct SlotLayers {
+    /// Where a base checkout goes, in order of preference: the next is tried when one fails
+    /// (a checkout too large for memory).
+    pub(crate) bases: Vec<PathBuf>,
+    /// The slot's own layer directory.
+    pub(crate) dir: PathBuf,
+    pub(crate) mounter: SlotMounter,
 }
 
 impl WorkspaceLayers {
@@ -85,12 +99,21 @@ impl WorkspaceLayers {
             None => return Err("the process has no mount namespace of its own".into()),
         }
         let dir = root.join("workspaces");
-        for path in [&dir, &dir.join("bases")] {
+        for path in [&dir, &dir.join("bases"), &dir.join("bases-on-disk")] {
             std::fs::create_dir(path)
                 .and_then(|()| std::fs::set_permissions(path, PermissionsExt::from_mode(0o700)))
                 .map_err(|e| format!("creating {}: {e}", path.display()))?;
         }
-        let layers = WorkspaceLayers { dir };
+        // In memory, a checkout of many small files is written, and removed, without the disk.
+        let in_memory = nix::mount::mount(
+            Some("tmpfs"),
+            &dir.join("bases"),
+            Some("tmpfs"),
+            nix::mount::MsFlags::MS_NOSUID | nix::mount::MsFlags::MS_NODEV,
+            Some("size=25%,mode=0700"),
+        )
+        .is_ok();
+        let layers = WorkspaceLayers { dir, in_memory };
         layers
             .trial(owner)
             .map_err(|e| format!("overlayfs over idmapped layers failed here: {e}"))?;
@@ -123,6 +146,14 @@ impl WorkspaceLayers {
         match read? {
             text if text == "base" => Ok(()),
             _ => Err(std::io::Error::other("the overlay did not show its layer")),
+        }
+    }
+}
+
+impl Drop for WorkspaceLayers {
+    fn drop(&mut self) {
+        if self.in_memory {
+            let _ = nix::mount::umount2(&self.dir.join("bases"), nix::mount::MntFlags::MNT_DETACH);
         }
     }
 }
@@ -171,16 +202,21 @@ impl Sandbox {
         }
     }
 
-    /// What a layered workspace in `slot` is made with: where its base checkouts go, its own
-    /// layer directory, and how it is mounted. `None` when workspaces are checkouts.
-    pub(crate) fn workspace_layers(&self, slot: u32) -> Option<(PathBuf, PathBuf, SlotMounter)> {
+    /// What a layered workspace in `slot` is made with; `None` when workspaces are checkouts.
+    pub(crate) fn workspace_layers(&self, slot: u32) -> Option<SlotLayers> {
         let (Ok(layers), Some(owner)) = (&self.workspace_layers, self.identity(slot)) else {
             return None;
         };
-        Some((
-            layers.dir.join("bases"),
-            layers.dir.join(format!("slot-{slot}")),
-            SlotMounter { owner },
-        ))
+        let on_disk = layers.dir.join("bases-on-disk");
+        let bases = if layers.in_memory {
+            vec![layers.dir.join("bases"), on_disk]
+        } else {
+            vec![on_disk]
+        };
+        Some(SlotLayers {
+            bases,
+            dir: layers.dir.join(format!("slot-{slot}")),
+            mounter: SlotMounter { owner },
+        })
     }
 }

@@ -30,8 +30,13 @@ pub(crate) struct BaseCheckout {
 
 impl BaseCheckout {
     /// Checks `commit` out into `dir` (made here), raw (no attribute of the tree applies),
-    /// from the mirror `source` describes.
+    /// from the mirror `source` describes. A checkout that fails (the file system is full) is
+    /// removed.
     pub(crate) fn create(source: &WorkspaceSource, commit: git2::Oid, dir: &Path) -> Result<Self> {
+        let made = Self {
+            dir: dir.to_path_buf(),
+            commit,
+        };
         std::fs::create_dir_all(dir).map_err(io("making the base checkout"))?;
         let (repo, _git_dir) = private_repository(source, dir)?;
         repo.set_head_detached(commit)
@@ -40,10 +45,7 @@ impl BaseCheckout {
         checkout.force().dir_perm(0o755);
         repo.checkout_head(Some(&mut checkout))
             .map_err(git("checking out the base commit"))?;
-        Ok(Self {
-            dir: dir.to_path_buf(),
-            commit,
-        })
+        Ok(made)
     }
 
     pub(crate) fn commit(&self) -> git2::Oid {

@@ -112,19 +112,23 @@ fn extra_env_refuses_a_variable_holding_a_ci_credential() {
 }
 
 /// A unit makes the workspace root group-writable and setgid (2775); the next unit of the slot
-/// finds it as checked out. The first unit's test shows its change took.
+/// finds it as checked out, whether workspaces are layered or checkouts. The first unit's test
+/// shows its change took.
 #[test]
 fn the_next_unit_finds_the_workspace_root_as_checked_out() {
-    let f = Fixture::new();
-    let makefile = f.show("main", "Makefile")
-        + "\nloosen:\n\tchmod 2775 .\n\ttest \"$$(stat -c %a .)\" = 2775\n\
-           \ncheck-root:\n\ttest \"$$(stat -c %a .)\" = 755\n";
-    f.commit_file("main", "Makefile", &makefile);
-    let mut first = create_mr("quartermaster/first", &[greeting()], "batch");
-    first["test_command"] = json!("make loosen");
-    let mut second = create_mr("quartermaster/second", &[farewell()], "batch");
-    second["test_command"] = json!("make check-root");
-    let run = f.run(&plan(vec![first, second]), &["--jobs", "1"]);
-    assert_eq!(run.status(0), "done", "{}", run.said());
-    assert_eq!(run.status(1), "done", "{}", run.said());
+    for mode in ["layered", "checkouts"] {
+        let f = Fixture::new();
+        let makefile = f.show("main", "Makefile")
+            + "\nloosen:\n\tchmod 2775 .\n\ttest \"$$(stat -c %a .)\" = 2775\n\
+               \ncheck-root:\n\ttest \"$$(stat -c %a .)\" = 755\n";
+        f.commit_file("main", "Makefile", &makefile);
+        let mut first = create_mr("quartermaster/first", &[greeting()], "batch");
+        first["test_command"] = json!("make loosen");
+        let mut second = create_mr("quartermaster/second", &[farewell()], "batch");
+        second["test_command"] = json!("make check-root");
+        let flags = ["--jobs", "1", "--workspaces", mode];
+        let run = f.run(&plan(vec![first, second]), &flags);
+        assert_eq!(run.status(0), "done", "{mode}: {}", run.said());
+        assert_eq!(run.status(1), "done", "{mode}: {}", run.said());
+    }
 }

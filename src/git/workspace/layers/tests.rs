@@ -169,3 +169,31 @@ fn a_reset_drops_every_write_and_shows_the_commit_asked_for() {
         );
     });
 }
+
+#[test]
+fn a_base_checkout_that_does_not_fit_leaves_nothing() {
+    if !nix::unistd::geteuid().is_root() {
+        return;
+    }
+    in_own_mounts(|| {
+        let root = tempfile::tempdir().unwrap();
+        let (mirror, base, _) = mirror(root.path());
+        let small = root.path().join("small");
+        std::fs::create_dir(&small).unwrap();
+        let flags = nix::mount::MsFlags::empty();
+        nix::mount::mount(
+            Some("tmpfs"),
+            &small,
+            Some("tmpfs"),
+            flags,
+            Some("size=4k,nr_inodes=6"),
+        )
+        .unwrap();
+        let at = small.join("base");
+        assert!(BaseCheckout::create(&mirror.source(), base, &at).is_err());
+        assert!(!at.exists(), "the failed checkout was removed");
+        let fits = BaseCheckout::create(&mirror.source(), base, &root.path().join("disk")).unwrap();
+        assert_eq!(fits.commit(), base);
+        assert!(root.path().join("disk/Cargo.lock").is_file());
+    });
+}
