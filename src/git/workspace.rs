@@ -118,19 +118,30 @@ impl Workspace {
             .map_err(git("checking out the base commit"))?;
         repo.checkout_head(Some(git2::build::CheckoutBuilder::new().force()))
             .map_err(git("checking out the base commit"))?;
+        let files = Files::Checkout {
+            root: reset::Root::of(tree)?,
+            tree: tree.to_path_buf(),
+            entries: None,
+        };
+        Ok(Self::assemble(source, (repo, git_dir), base, files))
+    }
+
+    /// A workspace at `base` of the repository `repo` (in `git_dir`), whose files are `files`.
+    fn assemble(
+        source: &WorkspaceSource,
+        (repo, git_dir): (git2::Repository, tempfile::TempDir),
+        base: git2::Oid,
+        files: Files,
+    ) -> Self {
         let fingerprint = fingerprint(git_dir.path());
-        Ok(Self {
+        Self {
             repo,
             base,
             git_dir,
             mirror_shallow: source.repo.join("shallow"),
             fingerprint,
-            files: Files::Checkout {
-                root: reset::Root::of(tree)?,
-                tree: tree.to_path_buf(),
-                entries: None,
-            },
-        })
+            files,
+        }
     }
 
     /// Whether the files are copy-on-write layers.

@@ -3,6 +3,21 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
 use std::process::Command;
 
+/// A mirror of the repository `seed`, made in `root/scratch`, with `branches` fetched.
+pub(crate) fn mirror_of(root: &Path, seed: &Path, branches: &[&str]) -> Mirror {
+    let spec = RemoteSpec {
+        url: RemoteUrl::new(seed.display().to_string()),
+        username: None,
+        token: None,
+    };
+    let scratch = root.join("scratch");
+    std::fs::create_dir(&scratch).unwrap();
+    let mirror = Mirror::new(spec, &scratch).unwrap();
+    mirror.list().unwrap();
+    mirror.fetch(branches).unwrap();
+    mirror
+}
+
 pub(crate) fn sh(dir: &Path, script: &str) {
     let status = Command::new("sh")
         .args(["-ec", script])
@@ -66,16 +81,7 @@ fn listing(root: &Path) -> Vec<String> {
 fn a_reset_undoes_files_modes_links_and_leftovers() {
     let root = tempfile::tempdir().unwrap();
     let (seed, base, next) = remote(root.path());
-    let spec = RemoteSpec {
-        url: RemoteUrl::new(seed.display().to_string()),
-        username: None,
-        token: None,
-    };
-    let scratch = root.path().join("scratch");
-    std::fs::create_dir(&scratch).unwrap();
-    let mirror = Mirror::new(spec, &scratch).unwrap();
-    mirror.list().unwrap();
-    mirror.fetch(&["main"]).unwrap();
+    let mirror = mirror_of(root.path(), &seed, &["main"]);
     let tree = root.path().join("work");
     std::fs::create_dir(&tree).unwrap();
     let mut ws = Workspace::create(&mirror.source(), base, &tree).unwrap();

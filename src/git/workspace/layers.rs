@@ -6,7 +6,7 @@
 //! ([`super::walk`]), never a walk of the whole tree.
 
 use super::{Files, Workspace, WorkspaceSource, private_repository};
-use crate::git::{Result, fingerprint, git, io};
+use crate::git::{Result, git, io};
 use crate::sandbox::layers::upper;
 use crate::sandbox::layers::{UPPER, WORK};
 use std::os::unix::ffi::OsStrExt;
@@ -154,15 +154,8 @@ impl Workspace {
         layers.reset(&repo, base)?;
         repo.set_head_detached(base)
             .map_err(git("recording the base commit"))?;
-        let fingerprint = fingerprint(git_dir.path());
-        Ok(Self {
-            repo,
-            base,
-            git_dir,
-            mirror_shallow: source.repo.join("shallow"),
-            fingerprint,
-            files: Files::Layers(layers),
-        })
+        let files = Files::Layers(layers);
+        Ok(Self::assemble(source, (repo, git_dir), base, files))
     }
 }
 

@@ -3,9 +3,9 @@
 //! a mount namespace of the test's own thread.
 
 use super::*;
-use crate::git::reset::tests::sh;
+use crate::git::Mirror;
+use crate::git::reset::tests::{mirror_of, sh};
 use crate::git::workspace::stage::{Changes, Verified};
-use crate::git::{Mirror, RemoteSpec, RemoteUrl};
 use crate::sandbox::workspaces::SlotMounter;
 use std::collections::BTreeMap;
 
@@ -41,16 +41,7 @@ fn mirror(root: &Path) -> (Mirror, git2::Oid, git2::Oid) {
          mkdir script.sh && echo inner > script.sh/inner && printf 'x' > run.sh && chmod +x run.sh
          git add -A && git commit -qm next",
     );
-    let spec = RemoteSpec {
-        url: RemoteUrl::new(seed.display().to_string()),
-        username: None,
-        token: None,
-    };
-    let scratch = root.join("scratch");
-    std::fs::create_dir(&scratch).unwrap();
-    let mirror = Mirror::new(spec, &scratch).unwrap();
-    mirror.list().unwrap();
-    mirror.fetch(&["main", "base"]).unwrap();
+    let mirror = mirror_of(root, &seed, &["main", "base"]);
     let (base, next) = (mirror.tip("base").unwrap(), mirror.tip("main").unwrap());
     (mirror, base, next)
 }

@@ -1,6 +1,5 @@
 use super::*;
-use crate::git::reset::tests::sh;
-use crate::git::{Mirror, RemoteSpec, RemoteUrl};
+use crate::git::reset::tests::{mirror_of, sh};
 
 /// A repository whose own `.gitattributes` asks for `ident` and CRLF line ends, with a file in
 /// which both would show; a workspace of it in `root/work`.
@@ -15,16 +14,7 @@ fn workspace(root: &Path) -> Workspace {
          printf 'id: $Id$\\nline\\n' > a.txt && mkdir sub && echo b > sub/b.txt
          git add -A && git commit -qm base",
     );
-    let spec = RemoteSpec {
-        url: RemoteUrl::new(seed.display().to_string()),
-        username: None,
-        token: None,
-    };
-    let scratch = root.join("scratch");
-    std::fs::create_dir(&scratch).unwrap();
-    let mirror = Mirror::new(spec, &scratch).unwrap();
-    mirror.list().unwrap();
-    mirror.fetch(&["main"]).unwrap();
+    let mirror = mirror_of(root, &seed, &["main"]);
     let base = mirror.tip("main").unwrap();
     let tree = root.join("work");
     std::fs::create_dir(&tree).unwrap();
