@@ -258,6 +258,8 @@ fn execute(
         }),
         workspaces: Some(sandbox.workspaces()),
     };
+    // The units' layers still being removed are in the sandbox's directory.
+    crate::tree::finish_removals();
     drop(sandbox);
     drop(crate::harden::lock(&guard_slot).take());
     Ok(Ran {

@@ -297,7 +297,7 @@ impl CellCaches {
     /// Removes the layer, unless it is the run's warm layer.
     pub(crate) fn drop_layer(self) {
         if !self.kept {
-            let _ = crate::tree::remove(&self.layer);
+            let _ = crate::tree::remove_later(&self.layer);
         }
     }
 }

@@ -98,9 +98,7 @@ impl Layers {
         self.unmount()?;
         let (upper, work) = (self.upper(), self.spec.dir.join(WORK));
         for dir in [&work, &upper] {
-            if std::fs::symlink_metadata(dir).is_ok() {
-                crate::tree::remove(dir).map_err(io("dropping the upper layer"))?;
-            }
+            crate::tree::remove_later(dir).map_err(io("dropping the upper layer"))?;
         }
         for dir in [&self.spec.dir, &upper, &work] {
             std::fs::create_dir_all(dir).map_err(io("making the upper layer"))?;
@@ -127,7 +125,7 @@ impl Layers {
 impl Drop for Layers {
     fn drop(&mut self) {
         if self.unmount().is_ok() {
-            let _ = crate::tree::remove(&self.spec.dir);
+            let _ = crate::tree::remove_later(&self.spec.dir);
         }
     }
 }
