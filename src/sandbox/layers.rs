@@ -225,6 +225,7 @@ pub(crate) fn overlay(
         rustix::mount::fsconfig_set_string(&fs, key, value)
             .map_err(fail("configure the overlay for", layer))?;
     }
+    volatile(&fs, layer);
     rustix::mount::fsconfig_create(&fs).map_err(fail("create the overlay for", layer))?;
     drop((held, top));
     rustix::mount::fsmount(
@@ -233,6 +234,17 @@ pub(crate) fn overlay(
         MountAttrFlags::MOUNT_ATTR_NODEV | MountAttrFlags::MOUNT_ATTR_NOSUID,
     )
     .map_err(fail("mount the overlay for", layer))
+}
+
+/// Asks for a volatile overlay: its layers last one run and need not survive a crash, and a
+/// plain overlay syncs the whole file system under its upper layer when it goes (at the end of
+/// every command), which on a busy disk waits for everything any process wrote. A kernel without
+/// the option (before 5.10) mounts a plain one. Overlayfs leaves a marker in the work directory
+/// that refuses the next volatile mount, in case the system crashed in between; within a run the
+/// last mount of a layer (the cell's previous command) ended cleanly, so it is removed first.
+fn volatile(fs: &OwnedFd, layer: &Path) {
+    let _ = crate::tree::remove(&layer.join(WORK).join("work/incompat/volatile"));
+    let _ = rustix::mount::fsconfig_set_flag(fs, "volatile");
 }
 
 /// A detached copy of the mount of `path`, idmapped through `userns`.

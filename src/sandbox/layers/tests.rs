@@ -98,3 +98,25 @@ fn a_warm_up_is_kept_in_the_cache_directory() {
     );
     assert_eq!(layers.lowers(), vec![seed.canonicalize().unwrap()]);
 }
+
+/// Overlays are volatile (no sync of the disk when one goes), and a layer mounts again after its
+/// last mount ended, as a cell's next command needs.
+#[test]
+fn a_layer_mounts_again_after_its_last_volatile_mount_ended() {
+    if !nix::unistd::geteuid().is_root() {
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    let (lower, layer) = (root.path().join("lower"), root.path().join("layer"));
+    for dir in [&lower, &layer, &layer.join(UPPER), &layer.join(WORK)] {
+        std::fs::create_dir(dir).unwrap();
+    }
+    let owner = SlotIdentity {
+        uid: 60_990,
+        gid: 60_990,
+    };
+    drop(overlay(std::slice::from_ref(&lower), &layer, owner).unwrap());
+    let marker = layer.join(WORK).join("work/incompat/volatile");
+    assert!(marker.exists(), "the overlay was volatile");
+    overlay(&[lower], &layer, owner).unwrap();
+}
