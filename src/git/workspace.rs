@@ -192,48 +192,18 @@ impl Workspace {
     pub(crate) fn reset(&mut self, base: git2::Oid) -> Result<()> {
         self.check_untampered()?;
         self.follow_shallow()?;
-        let Files::Checkout {
-            tree: root,
-            entries,
-            root: root_meta,
-        } = &mut self.files
-        else {
-            if let Files::Layers(layers) = &mut self.files {
+        match &mut self.files {
+            Files::Layers(layers) => {
                 layers.reset(&self.repo, base)?;
+                self.repo
+                    .set_head_detached(base)
+                    .map_err(git("recording the base commit"))?;
             }
-            self.repo
-                .set_head_detached(base)
-                .map_err(git("recording the base commit"))?;
-            self.base = base;
-            self.fingerprint = fingerprint(self.git_dir.path());
-            return Ok(());
-        };
-        root_meta.restore(root)?;
-        let commit = self
-            .repo
-            .find_commit(base)
-            .map_err(git("reading the base commit"))?;
-        let tree = commit.tree().map_err(git("reading the base tree"))?;
-        if entries.as_ref().is_none_or(|e| e.tree != tree.id()) {
-            *entries = Some(reset::entries(&tree)?);
-        }
-        if let Some(entries) = entries {
-            reset::clean(root, entries)?;
-        }
-        self.repo
-            .set_head_detached(base)
-            .map_err(git("checking out the base commit"))?;
-        let mut checkout = git2::build::CheckoutBuilder::new();
-        checkout.force().remove_untracked(true).remove_ignored(true);
-        self.repo
-            .reset(
-                commit.as_object(),
-                git2::ResetType::Hard,
-                Some(&mut checkout),
-            )
-            .map_err(git("resetting the workspace"))?;
-        if let Some(path) = reset::first_difference(&self.repo)? {
-            return Err(GitError::Dirty { path });
+            Files::Checkout {
+                tree,
+                entries,
+                root,
+            } => reset_checkout(&self.repo, (tree, entries, root), base)?,
         }
         self.base = base;
         self.fingerprint = fingerprint(self.git_dir.path());
@@ -360,6 +330,40 @@ impl Workspace {
             expected,
         )?;
         confirm(&self.repo, remote, branch, commit)
+    }
+}
+
+/// Brings the checkout at `tree` back to exactly `base` (see [`Workspace::reset`]): its root's
+/// mode and owner, then what the base does not hold removed, then a hard reset, checked clean.
+fn reset_checkout(
+    repo: &git2::Repository,
+    (tree, entries, root): (&Path, &mut Option<Entries>, &reset::Root),
+    base: git2::Oid,
+) -> Result<()> {
+    root.restore(tree)?;
+    let commit = repo
+        .find_commit(base)
+        .map_err(git("reading the base commit"))?;
+    let base_tree = commit.tree().map_err(git("reading the base tree"))?;
+    if entries.as_ref().is_none_or(|e| e.tree != base_tree.id()) {
+        *entries = Some(reset::entries(&base_tree)?);
+    }
+    if let Some(entries) = entries {
+        reset::clean(tree, entries)?;
+    }
+    repo.set_head_detached(base)
+        .map_err(git("checking out the base commit"))?;
+    let mut checkout = git2::build::CheckoutBuilder::new();
+    checkout.force().remove_untracked(true).remove_ignored(true);
+    repo.reset(
+        commit.as_object(),
+        git2::ResetType::Hard,
+        Some(&mut checkout),
+    )
+    .map_err(git("resetting the workspace"))?;
+    match reset::first_difference(repo)? {
+        Some(path) => Err(GitError::Dirty { path }),
+        None => Ok(()),
     }
 }
 
