@@ -200,9 +200,7 @@ fn execute(
     // units start from.
     let opened = gates::builds(config, plan)
         .then(|| OpenedRemote::open(forge.remote(), scratch.path(), plan.plan(), progress));
-    let lap = Instant::now();
     let policy = gates::policy(config, plan, opened.as_ref())?;
-    tracing::debug!(ms = lap.elapsed().as_millis(), "policy read");
     if opened.is_some() {
         progress.line(&format!("quartermaster: {}", policy.summary()));
     }
@@ -258,8 +256,6 @@ fn execute(
         }),
         workspaces: Some(sandbox.workspaces()),
     };
-    // The units' layers still being removed are in the sandbox's directory.
-    crate::tree::finish_removals();
     drop(sandbox);
     drop(crate::harden::lock(&guard_slot).take());
     Ok(Ran {

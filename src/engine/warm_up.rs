@@ -99,10 +99,7 @@ fn fill(
         let dir = workspace.dir(*working_dir)?;
         install(run, &cell, ecosystem, (&root, &dir), report)?;
     }
-    let lap = Instant::now();
-    run.sandbox.warmed(&cell).map_err(sandbox_stop)?;
-    tracing::debug!(ms = super::millis(lap.elapsed()), "warm layer kept");
-    Ok(())
+    run.sandbox.warmed(&cell).map_err(sandbox_stop)
 }
 
 /// One ecosystem's frozen install and pre-build in `dir`, as a unit's tests get them.

@@ -27,7 +27,7 @@ mod job;
 pub(crate) mod layers;
 mod layout;
 mod limits;
-mod mounts;
+pub(crate) mod mounts;
 mod outcome;
 mod probe;
 mod reaper;

@@ -19,11 +19,17 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
+/// Makes every mount of the current mount namespace private: nothing mounted here propagates to
+/// the namespace it was copied from, nor the other way.
+pub(crate) fn make_private() -> nix::Result<()> {
+    let none: Option<&str> = None;
+    nix::mount::mount(none, "/", none, MsFlags::MS_PRIVATE | MsFlags::MS_REC, none)
+}
+
 /// Applies `plan` to the current mount namespace (which must be private to this command).
 pub(crate) fn apply(plan: &MountPlan, caches: Option<OwnedFd>) -> Result<(), LaunchError> {
     let none: Option<&str> = None;
-    nix::mount::mount(none, "/", none, MsFlags::MS_PRIVATE | MsFlags::MS_REC, none)
-        .map_err(LaunchError::os("making mounts private"))?;
+    make_private().map_err(LaunchError::os("making mounts private"))?;
     // Cloned while the file system is still as it was: the covers and the read-only switch
     // below do not reach these detached copies.
     let mut clones = plan

@@ -55,6 +55,14 @@ pub struct Sandbox {
     root: tempfile::TempDir,
 }
 
+impl Drop for Sandbox {
+    /// The units' layers still being removed in the background are in the sandbox's
+    /// directory, which goes next.
+    fn drop(&mut self) {
+        crate::tree::finish_removals();
+    }
+}
+
 /// Why a level was not taken: not available here (try the next), or a refusal to report.
 enum LevelFailure {
     Unavailable(String),
@@ -305,14 +313,8 @@ impl Sandbox {
         if !self.config.warm_caches {
             return Err("asked for (`--caches cold`)".into());
         }
-        match (self.level, self.identity(0)) {
-            (Level::UidNamespaces, Some(owner)) => {
-                CacheLayers::prepare(self.root.path(), self.config.cache_dir.as_deref(), owner)
-            }
-            (level, _) => Err(format!(
-                "copy-on-write layers need root with CAP_SYS_ADMIN, and this run's isolation is {level}"
-            )),
-        }
+        let owner = self.layer_owner()?;
+        CacheLayers::prepare(self.root.path(), self.config.cache_dir.as_deref(), owner)
     }
 
     /// The units' layered workspaces, or why workspaces are checkouts.
@@ -320,10 +322,14 @@ impl Sandbox {
         if !self.config.layered_workspaces {
             return Err("asked for (`--workspaces checkouts`)".into());
         }
+        WorkspaceLayers::prepare(self.root.path(), self.layer_owner()?)
+    }
+
+    /// Whom copy-on-write layers are tried for (slot 0's identity), or why there are none: they
+    /// are idmapped to a slot's uid, which only the `uid+namespaces` level has.
+    fn layer_owner(&self) -> Result<SlotIdentity, String> {
         match (self.level, self.identity(0)) {
-            (Level::UidNamespaces, Some(owner)) => {
-                WorkspaceLayers::prepare(self.root.path(), owner)
-            }
+            (Level::UidNamespaces, Some(owner)) => Ok(owner),
             (level, _) => Err(format!(
                 "copy-on-write layers need root with CAP_SYS_ADMIN, and this run's isolation is {level}"
             )),

@@ -36,15 +36,7 @@ fn private_mounts() -> Result<(), String> {
     }
     nix::sched::unshare(nix::sched::CloneFlags::CLONE_NEWNS)
         .map_err(|e| format!("no mount namespace of its own could be made: {e}"))?;
-    let none: Option<&str> = None;
-    nix::mount::mount(
-        none,
-        "/",
-        none,
-        nix::mount::MsFlags::MS_PRIVATE | nix::mount::MsFlags::MS_REC,
-        none,
-    )
-    .map_err(|e| format!("its mounts could not be made private: {e}"))
+    super::mounts::make_private().map_err(|e| format!("its mounts could not be made private: {e}"))
 }
 
 /// How a run's workspaces are kept: the start-up line and the report say it.

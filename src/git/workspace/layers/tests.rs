@@ -14,9 +14,7 @@ fn in_own_mounts(f: impl FnOnce() + Send) {
     std::thread::scope(|s| {
         s.spawn(|| {
             nix::sched::unshare(nix::sched::CloneFlags::CLONE_NEWNS).unwrap();
-            let none: Option<&str> = None;
-            let flags = nix::mount::MsFlags::MS_PRIVATE | nix::mount::MsFlags::MS_REC;
-            nix::mount::mount(none, "/", none, flags, none).unwrap();
+            crate::sandbox::mounts::make_private().unwrap();
             f();
         })
         .join()
