@@ -76,6 +76,10 @@ pub enum GitError {
     NotVerified { path: String },
     #[error("working_dir `{dir}` {why}")]
     WorkingDir { dir: String, why: &'static str },
+    #[error(
+        "the commit names a path git refuses to check out, `{path}` ({why}); nothing was written for it"
+    )]
+    UnsafePath { path: String, why: String },
 }
 
 type Result<T> = std::result::Result<T, GitError>;

@@ -5,11 +5,11 @@
 //! for the commit the checkout holds). What changed is then what the upper layer holds
 //! ([`super::walk`]), never a walk of the whole tree.
 
+use super::extract::{extract, make_dir, safe_path, write_entry};
 use super::{Files, Workspace, WorkspaceSource, private_repository};
 use crate::git::{Result, git, io};
 use crate::sandbox::layers::upper;
 use crate::sandbox::layers::{UPPER, WORK};
-use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -29,22 +29,16 @@ pub(crate) struct BaseCheckout {
 }
 
 impl BaseCheckout {
-    /// Checks `commit` out into `dir` (made here), raw (no attribute of the tree applies),
-    /// from the mirror `source` describes. A checkout that fails (the file system is full) is
-    /// removed.
+    /// Writes the files of `commit` into `dir` (made here), raw (no attribute of the tree
+    /// applies), from the mirror `source` describes. A checkout that fails (the file system is
+    /// full, the tree names a path git refuses) is removed.
     pub(crate) fn create(source: &WorkspaceSource, commit: git2::Oid, dir: &Path) -> Result<Self> {
         let made = Self {
             dir: dir.to_path_buf(),
             commit,
         };
         std::fs::create_dir_all(dir).map_err(io("making the base checkout"))?;
-        let (repo, _git_dir) = private_repository(source, dir)?;
-        repo.set_head_detached(commit)
-            .map_err(git("checking out the base commit"))?;
-        let mut checkout = git2::build::CheckoutBuilder::new();
-        checkout.force().dir_perm(0o755);
-        repo.checkout_head(Some(&mut checkout))
-            .map_err(git("checking out the base commit"))?;
+        extract(&source.repo, commit, dir)?;
         Ok(made)
     }
 
@@ -174,6 +168,7 @@ fn seed(
         let Some(path) = new.path().or_else(|| delta.old_file().path()) else {
             continue;
         };
+        safe_path(path, u32::from(new.mode()))?;
         if hidden_by_upper(upper, path) {
             continue;
         }
@@ -191,6 +186,10 @@ fn seed(
         parents(upper, path, from).map_err(fail())?;
         if std::fs::symlink_metadata(&at).is_ok() {
             crate::tree::remove(&at).map_err(fail())?;
+        }
+        if new.mode() == git2::FileMode::Commit {
+            make_dir(&at).map_err(fail())?;
+            continue;
         }
         let blob = repo
             .find_blob(new.id())
@@ -247,23 +246,12 @@ fn parents(upper: &Path, path: &Path, from: &git2::Tree<'_>) -> std::io::Result<
                 if file_below {
                     upper::opaque_dir(&at)?;
                 } else {
-                    std::fs::create_dir(&at)?;
-                    std::fs::set_permissions(&at, std::fs::Permissions::from_mode(0o755))?;
+                    make_dir(&at)?;
                 }
             }
         }
     }
     Ok(())
-}
-
-/// A file (0644 or 0755) or a symbolic link holding `bytes`, as git's `mode` says.
-fn write_entry(at: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
-    if mode == 0o120000 {
-        return std::os::unix::fs::symlink(std::ffi::OsStr::from_bytes(bytes), at);
-    }
-    std::fs::write(at, bytes)?;
-    let perm = if mode == 0o100755 { 0o755 } else { 0o644 };
-    std::fs::set_permissions(at, std::fs::Permissions::from_mode(perm))
 }
 
 #[cfg(test)]
