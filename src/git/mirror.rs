@@ -20,14 +20,24 @@ pub(crate) struct Mirror {
 }
 
 impl Mirror {
-    /// A mirror of `remote` in a new directory inside `scratch`.
+    /// A mirror of `remote` in a new directory inside `scratch`. A local remote lends the
+    /// mirror its objects, as `git clone` of a local path shares them: fetching from it moves
+    /// the refs, where libgit2's local transport would pack every object again (0.9 s at 50,000
+    /// files for an unchanged branch).
     pub(crate) fn new(remote: RemoteSpec, scratch: &std::path::Path) -> Result<Self> {
         let dir = tempfile::Builder::new()
             .prefix("mirror-")
             .tempdir_in(scratch)
             .map_err(io("creating the scratch mirror"))?;
+        git2::Repository::init_bare(dir.path()).map_err(git("creating the scratch mirror"))?;
+        if let Some(objects) = remote.url.local_objects() {
+            let mut line = objects.into_os_string().into_encoded_bytes();
+            line.push(b'\n');
+            std::fs::write(dir.path().join("objects/info/alternates"), line)
+                .map_err(io("creating the scratch mirror"))?;
+        }
         let repo =
-            git2::Repository::init_bare(dir.path()).map_err(git("creating the scratch mirror"))?;
+            git2::Repository::open_bare(dir.path()).map_err(git("creating the scratch mirror"))?;
         Ok(Self {
             fingerprint: std::cell::RefCell::new(fingerprint(dir.path())),
             repo,
@@ -232,5 +242,39 @@ mod tests {
             Err(GitError::Tampered)
         ));
         assert!(matches!(mirror.list(), Err(GitError::Tampered)));
+    }
+
+    #[test]
+    fn a_local_remote_lends_its_objects_and_a_file_url_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let seed = dir.path().join("seed");
+        crate::git::reset::tests::sh(
+            dir.path(),
+            "git init -q -b main seed && cd seed && git -c user.name=t -c user.email=t@t \
+             commit -q --allow-empty -m one",
+        );
+        for url in [
+            seed.display().to_string(),
+            format!("file://{}", seed.display()),
+        ] {
+            let spec = RemoteSpec {
+                url: RemoteUrl::new(url.clone()),
+                username: None,
+                token: None,
+            };
+            let scratch = tempfile::tempdir_in(dir.path()).unwrap();
+            let mirror = Mirror::new(spec, scratch.path()).unwrap();
+            mirror.list().unwrap();
+            mirror.fetch(&["main"]).unwrap();
+            let tip = mirror.tip("main").unwrap();
+            assert!(mirror.commit_info(tip).is_ok(), "{url}");
+            let objects = mirror.repo.path().join("objects");
+            let own = |sub: &str| std::fs::read_dir(objects.join(sub)).unwrap().count();
+            assert_eq!(own("pack"), 0, "{url}: no pack was fetched");
+            // Control: the commit is there only through the remote's objects.
+            std::fs::remove_file(objects.join("info/alternates")).unwrap();
+            let alone = git2::Repository::open_bare(mirror.repo.path()).unwrap();
+            assert!(alone.find_commit(tip).is_err(), "{url}");
+        }
     }
 }

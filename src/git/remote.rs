@@ -25,6 +25,17 @@ impl RemoteUrl {
         !self.0.contains("://") || self.0.starts_with("file://")
     }
 
+    /// The object store of a local remote that opens as a git repository.
+    pub(super) fn local_objects(&self) -> Option<std::path::PathBuf> {
+        let path = match self.0.strip_prefix("file://") {
+            Some(_) => url::Url::parse(&self.0).ok()?.to_file_path().ok()?,
+            None if self.is_local() => std::path::PathBuf::from(&self.0),
+            None => return None,
+        };
+        let repo = git2::Repository::open(path).ok()?;
+        std::fs::canonicalize(repo.commondir().join("objects")).ok()
+    }
+
     /// Whether `other` names the same repository (ignoring user information, a trailing `/` or
     /// `.git`, and the case of scheme and host).
     pub(crate) fn same_repository(&self, other: &str) -> bool {
