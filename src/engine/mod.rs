@@ -67,7 +67,6 @@ use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 use stop::{Done, Stop};
 
@@ -129,8 +128,8 @@ pub struct Engine<'a> {
     /// The mission records are validated against: with it, the run also looks after
     /// Quartermaster's open PRs and keeps the dependency dashboard.
     upkeep: Option<&'a Mission>,
-    /// The warm-up of the units' caches, run by the first unit that builds.
-    warm_up: OnceLock<Option<WarmUpReport>>,
+    /// The warm-up of the units' caches, run by the first units that build.
+    warm_up: warm_up::WarmUp,
     /// The run's checkouts of base commits, under the layered workspaces.
     bases: workspace::Bases,
 }
@@ -154,7 +153,7 @@ impl<'a> Engine<'a> {
             keys: KeyContext::default(),
             git: SharedGit::default(),
             upkeep: None,
-            warm_up: OnceLock::new(),
+            warm_up: warm_up::WarmUp::default(),
             bases: workspace::Bases::default(),
         }
     }
@@ -205,7 +204,7 @@ impl<'a> Engine<'a> {
                 &run, &mut slot, mission, everything, &mut ran,
             ));
         }
-        ran.warm_up = self.warm_up.into_inner().flatten();
+        ran.warm_up = self.warm_up.into_report();
         ran
     }
 }
@@ -220,7 +219,7 @@ pub(crate) struct RunContext<'a> {
     progress: Progress,
     sandbox: &'a Sandbox,
     git: &'a SharedGit,
-    warm_up: &'a OnceLock<Option<WarmUpReport>>,
+    warm_up: &'a warm_up::WarmUp,
     bases: &'a workspace::Bases,
 }
 

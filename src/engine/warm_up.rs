@@ -1,7 +1,8 @@
 //! The warm-up: before the first unit builds, the base commit's frozen install and the
-//! mission's pre-build (`cargo test --no-run`) run in a cell of their own, and what they leave
-//! in the caches (the package managers' caches, cargo's registry and build output) becomes every
-//! unit's read-only bottom layer (see [`crate::sandbox::Caches`]).
+//! mission's pre-build (`cargo test --no-run`) run for each ecosystem in each working directory,
+//! each in a cell of its own (in parallel, up to `--jobs`), and what they leave in the caches
+//! (the package managers' caches, cargo's registry and build output) becomes every unit's
+//! read-only bottom layers (see [`crate::sandbox::Caches`]).
 //!
 //! What the warm-up installs is what the default branch already runs: the base commit's own lock
 //! files. It is sandboxed like any unit; what it writes among the files goes with the
@@ -19,23 +20,136 @@ use crate::report::{ProcessRecord, WarmUpCommand, WarmUpReport};
 use crate::sandbox::{Caches, Cell};
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
-use std::path::Path;
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+use std::path::{Path, PathBuf};
+use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
 
 /// The branch name the warm-up's output is logged under.
 const LOG_NAME: &str = "warm-up";
 
-/// Runs the warm-up in `slot` unless the run has had it: the first unit that builds runs it,
-/// and the others wait for it (an unchanged re-run, whose units all reuse their PRs, has none).
-pub(super) fn ensure(run: &RunContext<'_>, slot: &mut WorkerSlot) {
-    run.warm_up.get_or_init(|| warm_up(run, slot));
+/// One place to warm: an ecosystem in a working directory.
+type Place = (String, Option<String>);
+
+/// The run's warm-up. Its places are handed to the slots as they arrive, each warmed in a cell
+/// of its own, so with `--jobs N` up to N places warm at once; every slot waits until all are
+/// done, and the one that finishes last makes their layers the units' caches.
+#[derive(Default)]
+pub(super) struct WarmUp {
+    board: Mutex<Board>,
+    done: Condvar,
 }
 
-/// The warm-up, when the run's caches are layered and some unit installs; the record says what
-/// ran and how it went.
-fn warm_up(run: &RunContext<'_>, slot: &mut WorkerSlot) -> Option<WarmUpReport> {
+#[derive(Default)]
+struct Board {
+    /// The places not yet taken, the last one first; `None` before the first slot arrives.
+    waiting: Option<Vec<(usize, Place)>>,
+    running: usize,
+    started: Option<Instant>,
+    finished: Vec<Finished>,
+    /// The warm-up's record, once it is over (`None`: it had nothing to do).
+    over: Option<Option<WarmUpReport>>,
+}
+
+/// What warming one place left: its commands, and its cache layer or why it failed.
+struct Finished {
+    index: usize,
+    commands: Vec<WarmUpCommand>,
+    layer: Result<PathBuf, String>,
+}
+
+impl WarmUp {
+    fn board(&self) -> MutexGuard<'_, Board> {
+        self.board.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The warm-up's record, when it ran.
+    pub(super) fn into_report(self) -> Option<WarmUpReport> {
+        let board = self
+            .board
+            .into_inner()
+            .unwrap_or_else(PoisonError::into_inner);
+        board.over.flatten()
+    }
+}
+
+/// Takes part in the warm-up unless the run has had it: the units that build first warm its
+/// places, and wait for the others (an unchanged re-run, whose units all reuse their PRs, has
+/// none).
+pub(super) fn ensure(run: &RunContext<'_>, slot: &mut WorkerSlot) {
+    let warm_up = run.warm_up;
+    let mut board = warm_up.board();
+    if board.waiting.is_none() {
+        let mut waiting: Vec<(usize, Place)> = places(run).into_iter().enumerate().collect();
+        waiting.reverse();
+        if waiting.is_empty() {
+            board.over = Some(None);
+        } else {
+            // In the first building action's lines: the warm-up runs when that action needs it.
+            run.progress.step("warming the caches on the base commit");
+            board.started = Some(Instant::now());
+        }
+        board.waiting = Some(waiting);
+    }
+    while board.over.is_none() {
+        let Some((index, place)) = board.waiting.as_mut().and_then(Vec::pop) else {
+            board = warm_up
+                .done
+                .wait(board)
+                .unwrap_or_else(PoisonError::into_inner);
+            continue;
+        };
+        board.running += 1;
+        drop(board);
+        // A panic still ends the place, so that the slots waiting for it do not wait forever.
+        let warmed = catch_unwind(AssertUnwindSafe(|| warm(run, slot, index, &place)));
+        let (finished, panic) = match warmed {
+            Ok(finished) => (finished, None),
+            Err(panic) => {
+                let layer = Err("the warm-up stopped unexpectedly".to_string());
+                let commands = Vec::new();
+                let finished = Finished {
+                    index,
+                    commands,
+                    layer,
+                };
+                (finished, Some(panic))
+            }
+        };
+        board = record(run, warm_up, finished);
+        if let Some(panic) = panic {
+            drop(board);
+            resume_unwind(panic);
+        }
+    }
+}
+
+/// Records a finished place; the last one to finish ends the warm-up.
+fn record<'w>(
+    run: &RunContext<'_>,
+    warm_up: &'w WarmUp,
+    finished: Finished,
+) -> MutexGuard<'w, Board> {
+    let mut board = warm_up.board();
+    board.running -= 1;
+    if finished.layer.is_err() {
+        // The warm-up has failed: the places not yet taken would be of no use.
+        board.waiting = Some(Vec::new());
+    }
+    board.finished.push(finished);
+    if board.running == 0 && board.waiting.as_ref().is_some_and(Vec::is_empty) {
+        let over = finish(run, &mut board);
+        board.over = Some(Some(over));
+        warm_up.done.notify_all();
+    }
+    board
+}
+
+/// The places to warm: each ecosystem the plan installs in each working directory, when the
+/// run's caches are layered.
+fn places(run: &RunContext<'_>) -> Vec<Place> {
     if run.sandbox.caches() != Caches::Warm {
-        return None;
+        return Vec::new();
     }
     let places: BTreeSet<(&str, Option<&str>)> = run
         .plan
@@ -43,43 +157,68 @@ fn warm_up(run: &RunContext<'_>, slot: &mut WorkerSlot) -> Option<WarmUpReport> 
         .into_iter()
         .filter(|(ecosystem, _)| !run.plan.install(ecosystem).is_empty())
         .collect();
-    if places.is_empty() {
-        return None;
+    places
+        .into_iter()
+        .map(|(ecosystem, dir)| (ecosystem.to_string(), dir.map(str::to_string)))
+        .collect()
+}
+
+/// The warm-up's record, from every place's: its commands in the plan's order, and, when every
+/// place was warmed, their layers made the units' caches.
+fn finish(run: &RunContext<'_>, board: &mut Board) -> WarmUpReport {
+    let mut finished = std::mem::take(&mut board.finished);
+    finished.sort_by_key(|f| f.index);
+    let elapsed = board.started.map(|s| s.elapsed()).unwrap_or_default();
+    let mut report = WarmUpReport {
+        duration_ms: u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
+        ..WarmUpReport::default()
+    };
+    let mut layers = Vec::new();
+    for place in finished {
+        report.commands.extend(place.commands);
+        match place.layer {
+            Ok(layer) => layers.push(layer),
+            Err(why) => report.failed = report.failed.or(Some(why)),
+        }
     }
-    let started = Instant::now();
-    let mut report = WarmUpReport::default();
-    // In the first building action's lines: the warm-up runs when that action needs it.
-    run.progress.step("warming the caches on the base commit");
-    let result = fill(run, slot, &places, &mut report);
-    let elapsed = started.elapsed();
-    report.duration_ms = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
-    match result {
-        Ok(()) => {
+    if report.failed.is_none()
+        && let Err(e) = run.sandbox.warmed(&layers)
+    {
+        report.failed = Some(sandbox_stop(e).reason);
+    }
+    match &report.failed {
+        None => {
             report.ok = true;
             run.progress.step(&format!(
                 "caches warm in {:.1}s; every unit starts from them",
                 elapsed.as_secs_f64()
             ));
         }
-        Err(stop) => {
-            run.progress.step(&format!(
-                "the warm-up failed ({}); units start from the caches it started from",
-                stop.reason
-            ));
-            report.failed = Some(stop.reason);
-        }
+        Some(why) => run.progress.step(&format!(
+            "the warm-up failed ({why}); units start from the caches it started from"
+        )),
     }
-    Some(report)
+    report
 }
 
-/// The warm-up's steps: the workspace at the base, a warm-up cell, each ecosystem's frozen
-/// install and pre-build in each working directory; then the result is the units' layer.
-fn fill(
+/// Warms one place in the slot: its workspace at the base, a warm-up cell, the ecosystem's
+/// frozen install and pre-build in the working directory.
+fn warm(run: &RunContext<'_>, slot: &mut WorkerSlot, index: usize, place: &Place) -> Finished {
+    let mut commands = Vec::new();
+    let layer = warm_in(run, slot, place, &mut commands).map_err(|stop| stop.reason);
+    Finished {
+        index,
+        commands,
+        layer,
+    }
+}
+
+fn warm_in(
     run: &RunContext<'_>,
     slot: &mut WorkerSlot,
-    places: &BTreeSet<(&str, Option<&str>)>,
-    report: &mut WarmUpReport,
-) -> Result<(), Stop> {
+    (ecosystem, working_dir): &Place,
+    commands: &mut Vec<WarmUpCommand>,
+) -> Result<PathBuf, Stop> {
     let base = git_state::lock(run)?.default_tip;
     let lap = Instant::now();
     let fresh = workspace::place(run, slot, base)?;
@@ -95,11 +234,11 @@ fn fill(
     if fresh {
         workspace.refresh_owners()?;
     }
-    for (ecosystem, working_dir) in places {
-        let dir = workspace.dir(*working_dir)?;
-        install(run, &cell, ecosystem, (&root, &dir), report)?;
-    }
-    run.sandbox.warmed(&cell).map_err(sandbox_stop)
+    let dir = workspace.dir(working_dir.as_deref())?;
+    install(run, &cell, ecosystem, (&root, &dir), commands)?;
+    cell.warm_layer()
+        .map(Path::to_path_buf)
+        .ok_or_else(|| Stop::failed("the warm-up's cell has no cache layer"))
 }
 
 /// One ecosystem's frozen install and pre-build in `dir`, as a unit's tests get them.
@@ -108,7 +247,7 @@ fn install(
     cell: &Cell<'_>,
     ecosystem: &str,
     (root, dir): (&Path, &Path),
-    report: &mut WarmUpReport,
+    record: &mut Vec<WarmUpCommand>,
 ) -> Result<(), Stop> {
     let before = crate::changes::snapshot(root, dir, &[ecosystem])
         .map_err(|e| Stop::failed(format!("reading the base's {ecosystem} files: {e}")))?;
@@ -143,7 +282,7 @@ fn install(
         }
         let process = ProcessRecord::of(outcome);
         let failed = format!("`{shown}` failed: {}", process.result);
-        report.commands.push(WarmUpCommand {
+        record.push(WarmUpCommand {
             ecosystem: ecosystem.to_string(),
             command: shown,
             process,

@@ -159,19 +159,24 @@ impl CacheLayers {
         vec![self.seed.clone().unwrap_or_else(|| self.dir.join("empty"))]
     }
 
-    /// The warm-up in the layer directory `warm` succeeded: its result is every later unit's
-    /// bottom layer, kept in the operator's cache directory when there is one.
-    pub(crate) fn warmed(&self, warm: &Path) -> Result<(), LayerError> {
-        let upper = warm.join(UPPER);
+    /// The warm-up succeeded in the layer directories `warm` (one for each place it warmed, in
+    /// the plan's order): their writable layers, stacked with the first on top, are every later
+    /// unit's bottom layers, merged into the operator's cache directory when there is one.
+    /// Where two places wrote one path (a cache both filled), the first one's entry shows.
+    pub(crate) fn warmed(&self, warm: &[PathBuf]) -> Result<(), LayerError> {
+        let uppers: Vec<PathBuf> = warm.iter().map(|layer| layer.join(UPPER)).collect();
         let lowers = match &self.seed {
             Some(seed) => {
+                // Merged last first, so that the first place's entries stay, as in the stack.
                 // The directory was settled when the run began: only what comes in needs it.
-                settle(&upper)
-                    .and_then(|()| upper::merge(&upper, seed))
-                    .map_err(fail_io("keep the warm layer in", seed))?;
+                for upper in uppers.iter().rev() {
+                    settle(upper)
+                        .and_then(|()| upper::merge(upper, seed))
+                        .map_err(fail_io("keep the warm layer in", seed))?;
+                }
                 vec![seed.clone()]
             }
-            None => vec![upper],
+            None => uppers,
         };
         *self.lowers.lock().unwrap_or_else(PoisonError::into_inner) = lowers;
         Ok(())
@@ -301,7 +306,7 @@ fn settle(path: &Path) -> std::io::Result<()> {
 pub(crate) struct CellCaches {
     /// The layer directory: the cell's writable layer and overlayfs' work directory.
     pub(crate) layer: PathBuf,
-    /// The run's warm layer (the warm-up's cell): kept when the cell ends.
+    /// One of the run's warm layers (a warm-up's cell): kept when the cell ends.
     kept: bool,
 }
 
@@ -314,7 +319,7 @@ impl CellCaches {
     }
 }
 
-/// The name of the warm-up's layer directory.
+/// The start of the name of a warm-up cell's layer directory.
 const WARM: &str = "warm";
 
 impl Sandbox {
@@ -342,7 +347,11 @@ impl Sandbox {
             return Ok(None);
         };
         let layer = layers
-            .layer_dir(if warm_up { WARM } else { name })
+            .layer_dir(&if warm_up {
+                format!("{WARM}-{name}")
+            } else {
+                name.to_string()
+            })
             .map_err(|e| SandboxError::Caches(Box::new(e)))?;
         Ok(Some(CellCaches {
             layer,
@@ -350,19 +359,26 @@ impl Sandbox {
         }))
     }
 
-    /// The warm-up in `cell` succeeded: what it wrote in the caches is every later unit's bottom
-    /// layer (and is kept in the operator's cache directory, when there is one).
-    pub(crate) fn warmed(&self, cell: &Cell<'_>) -> Result<(), SandboxError> {
-        match (&self.caches, &cell.caches) {
-            (Ok(layers), Some(caches)) if caches.kept => layers
-                .warmed(&caches.layer)
+    /// The warm-up succeeded in the layers `warm` (see [`CacheLayers::warmed`]).
+    pub(crate) fn warmed(&self, warm: &[PathBuf]) -> Result<(), SandboxError> {
+        match &self.caches {
+            Ok(layers) => layers
+                .warmed(warm)
                 .map_err(|e| SandboxError::Caches(Box::new(e))),
-            _ => Ok(()),
+            Err(_) => Ok(()),
         }
     }
 }
 
 impl Cell<'_> {
+    /// The layer directory of a warm-up's cell, kept when the cell ends.
+    pub(crate) fn warm_layer(&self) -> Option<&Path> {
+        self.caches
+            .as_ref()
+            .filter(|caches| caches.kept)
+            .map(|caches| caches.layer.as_path())
+    }
+
     /// A new overlay of this cell's caches for one command, detached, if the cell has caches.
     pub(crate) fn cache_mount(&self) -> Result<Option<OwnedFd>, SandboxError> {
         let (Ok(layers), Some(caches), Some(owner)) =

@@ -234,3 +234,51 @@ fn a_failed_warm_up_leaves_the_units_cold_and_says_why() {
     );
     assert_eq!(run.status(0), "done", "{}", run.said());
 }
+
+/// Each working directory is warmed in a cell of its own, by whichever slot takes it (here both
+/// slots of `--jobs 2`, each waiting a second so that neither takes both), and every unit starts
+/// from the caches of all of them.
+#[test]
+fn places_warm_in_parallel_and_every_unit_sees_them_all() {
+    if !layered_here() {
+        return;
+    }
+    let f = Fixture::new();
+    f.add_projects(&["a", "b"], 0);
+    for dir in ["a", "b"] {
+        let makefile = format!(
+            "bump-greeting:\n\tsed -i 's/^version = \"1.0.0\"$$/version = \"1.0.1\"/' Cargo.lock\n\
+             warm:\n\tsleep 1\n\tmkdir -p $$CARGO_HOME && echo {dir} > $$CARGO_HOME/marker-{dir}\n\
+             check:\n\tgrep -qx a $$CARGO_HOME/marker-a && grep -qx b $$CARGO_HOME/marker-b\n"
+        );
+        f.commit_file("main", &format!("{dir}/Makefile"), &makefile);
+    }
+    sh(&f.checkout, "git pull -q");
+    let actions = ["a", "b"]
+        .iter()
+        .map(|dir| {
+            let mut action = made_by_make(&format!("quartermaster/{dir}"), greeting(), "check");
+            action["working_dir"] = json!(dir);
+            action
+        })
+        .collect();
+    let mut flags = f.custom_mission(
+        "caches",
+        json!({"cargo": {"packages": "crates", "versions": "semver",
+            "commands": ["make bump-greeting"], "files": ["Cargo.lock"], "install": ["make warm"]}}),
+    );
+    flags.extend(["--jobs", "2"].map(String::from));
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    let run = f.run_unreplayed(&plan(actions), &flags, &[]);
+    let said = run.said();
+    let warm_up = &run.report["isolation"]["caches"]["warm_up"];
+    assert_eq!(warm_up["ok"], true, "{said}");
+    assert_eq!(warm_up["commands"].as_array().unwrap().len(), 2, "{said}");
+    for action in ["[1/2]", "[2/2]"] {
+        let warmed = said
+            .lines()
+            .any(|l| l.starts_with(action) && l.contains("$ make warm") && l.ends_with("warm-up"));
+        assert!(warmed, "{action} warmed a place: {said}");
+    }
+    assert_eq!((run.status(0), run.status(1)), ("done", "done"), "{said}");
+}

@@ -82,7 +82,7 @@ fn a_warm_up_is_kept_in_the_cache_directory() {
     )
     .unwrap();
     std::fs::write(upper.join("old/fresh"), "fresh").unwrap();
-    layers.warmed(&warm).unwrap();
+    layers.warmed(std::slice::from_ref(&warm)).unwrap();
     assert_eq!(std::fs::read_to_string(seed.join("new")).unwrap(), "new");
     let mode = std::os::unix::fs::MetadataExt::mode(&std::fs::metadata(seed.join("new")).unwrap());
     assert_eq!(
@@ -97,6 +97,44 @@ fn a_warm_up_is_kept_in_the_cache_directory() {
         "fresh"
     );
     assert_eq!(layers.lowers(), vec![seed.canonicalize().unwrap()]);
+}
+
+/// Two places warmed in parallel, each in a layer of its own: stacked with the first on top, or
+/// merged into the cache directory so that the first one's entry stays where both wrote one path.
+#[test]
+fn warm_layers_stack_in_the_plans_order() {
+    if !nix::unistd::geteuid().is_root() {
+        return;
+    }
+    let owner = SlotIdentity {
+        uid: 60_992,
+        gid: 60_992,
+    };
+    for seeded in [false, true] {
+        let root = tempfile::tempdir().unwrap();
+        let seed = seeded.then(|| root.path().join("ci-cache"));
+        let layers = CacheLayers::prepare(root.path(), seed.as_deref(), owner).unwrap();
+        let warm: Vec<PathBuf> = ["warm-a", "warm-b"]
+            .iter()
+            .map(|name| layers.layer_dir(name).unwrap())
+            .collect();
+        for (layer, text) in warm.iter().zip(["first", "second"]) {
+            std::fs::write(layer.join(UPPER).join("shared"), text).unwrap();
+            std::fs::write(layer.join(UPPER).join(text), text).unwrap();
+        }
+        layers.warmed(&warm).unwrap();
+        let lowers = layers.lowers();
+        let read = |name: &str| {
+            let found = lowers.iter().map(|l| l.join(name)).find(|p| p.exists());
+            std::fs::read_to_string(found.unwrap()).unwrap()
+        };
+        assert_eq!(read("shared"), "first", "seeded: {seeded}");
+        assert_eq!(
+            (read("first"), read("second")),
+            ("first".into(), "second".into())
+        );
+        assert_eq!(lowers.len(), if seeded { 1 } else { 2 });
+    }
 }
 
 /// Overlays are volatile (no sync of the disk when one goes), and a layer mounts again after its
