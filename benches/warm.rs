@@ -25,7 +25,7 @@ mod common;
 use common::*;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// A package one patch release behind: (name, locked, update).
 type Pin = (&'static str, &'static str, &'static str);
@@ -308,7 +308,8 @@ fn measure(
     assert_eq!(caches["mode"], mode, "{}", run.said());
     let warm_up = (mode == "warm").then(|| {
         assert_eq!(caches["warm_up"]["ok"], true, "{}", run.said());
-        caches["warm_up"]["seconds"].as_f64().unwrap()
+        let ms = caches["warm_up"]["duration_ms"].as_u64().unwrap();
+        Duration::from_millis(ms).as_secs_f64()
     });
     let actions = run.report["actions"].as_array().unwrap();
     assert_eq!(actions.len(), plan["actions"].as_array().unwrap().len());

@@ -79,16 +79,20 @@ fn a_tree_naming_a_link_and_a_file_alike_writes_nothing_through_the_link() {
     let (repo, commit) = repository(root.path(), |blob, _| {
         let git = git2::Repository::open_bare(root.path().join("repo.git")).unwrap();
         let link = git.blob(&target).unwrap();
-        vec![
+        // Four more files, so that however many writers share six entries, the first one
+        // writes both of these, the link first.
+        let mut entries = vec![
             ("120000", b"b".to_vec(), link),
             ("100644", b"b".to_vec(), blob),
-        ]
+        ];
+        entries.extend([b"c", b"d", b"e", b"f"].map(|n| ("100644", n.to_vec(), blob)));
+        entries
     });
     let dir = root.path().join("files");
     std::fs::create_dir(&dir).unwrap();
     assert!(extract(&repo, commit, &dir).is_err());
     assert_eq!(std::fs::read_to_string(&outside).unwrap(), "kept\n");
-    // Control: the link was made, and writing through it as a plain write does reaches outside.
+    // Control: the link was made, and a plain write through it reaches outside.
     assert!(dir.join("b").is_symlink());
     std::fs::write(dir.join("b"), "changed\n").unwrap();
     assert_eq!(std::fs::read_to_string(&outside).unwrap(), "changed\n");
