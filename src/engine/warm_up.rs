@@ -146,7 +146,7 @@ fn record<'w>(
 }
 
 /// The places to warm: each ecosystem the plan installs in each working directory, when the
-/// run's caches are layered.
+/// run's caches are layered, by ecosystem, then working directory.
 fn places(run: &RunContext<'_>) -> Vec<Place> {
     if run.sandbox.caches() != Caches::Warm {
         return Vec::new();
@@ -163,7 +163,7 @@ fn places(run: &RunContext<'_>) -> Vec<Place> {
         .collect()
 }
 
-/// The warm-up's record, from every place's: its commands in the plan's order, and, when every
+/// The warm-up's record, from every place's: its commands in the order of its places, and, when every
 /// place was warmed, their layers made the units' caches.
 fn finish(run: &RunContext<'_>, board: &mut Board) -> WarmUpReport {
     let mut finished = std::mem::take(&mut board.finished);

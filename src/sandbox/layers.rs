@@ -160,7 +160,7 @@ impl CacheLayers {
     }
 
     /// The warm-up succeeded in the layer directories `warm` (one for each place it warmed, in
-    /// the plan's order): their writable layers, stacked with the first on top, are every later
+    /// the warm-up's order): their writable layers, stacked with the first on top, are every later
     /// unit's bottom layers, merged into the operator's cache directory when there is one.
     /// Where two places wrote one path (a cache both filled), the first one's entry shows.
     pub(crate) fn warmed(&self, warm: &[PathBuf]) -> Result<(), LayerError> {

@@ -102,7 +102,7 @@ fn a_warm_up_is_kept_in_the_cache_directory() {
 /// Two places warmed in parallel, each in a layer of its own: stacked with the first on top, or
 /// merged into the cache directory so that the first one's entry stays where both wrote one path.
 #[test]
-fn warm_layers_stack_in_the_plans_order() {
+fn warm_layers_stack_in_the_warm_ups_order() {
     if !nix::unistd::geteuid().is_root() {
         return;
     }
