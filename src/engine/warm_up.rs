@@ -91,6 +91,8 @@ pub(super) fn ensure(run: &RunContext<'_>, slot: &mut WorkerSlot) {
         }
         board.waiting = Some(waiting);
     }
+    // The slot's workspace is put at the base once, for every place it takes.
+    let mut placed = false;
     while board.over.is_none() {
         let Some((index, place)) = board.waiting.as_mut().and_then(Vec::pop) else {
             board = warm_up
@@ -102,7 +104,9 @@ pub(super) fn ensure(run: &RunContext<'_>, slot: &mut WorkerSlot) {
         board.running += 1;
         drop(board);
         // A panic still ends the place, so that the slots waiting for it do not wait forever.
-        let warmed = catch_unwind(AssertUnwindSafe(|| warm(run, slot, index, &place)));
+        let warmed = catch_unwind(AssertUnwindSafe(|| {
+            warm(run, slot, &mut placed, (index, &place))
+        }));
         let (finished, panic) = match warmed {
             Ok(finished) => (finished, None),
             Err(panic) => {
@@ -201,11 +205,17 @@ fn finish(run: &RunContext<'_>, board: &mut Board) -> WarmUpReport {
     report
 }
 
-/// Warms one place in the slot: its workspace at the base, a warm-up cell, the ecosystem's
-/// frozen install and pre-build in the working directory.
-fn warm(run: &RunContext<'_>, slot: &mut WorkerSlot, index: usize, place: &Place) -> Finished {
+/// Warms one place in the slot: its workspace at the base (once for all the places the slot
+/// takes, as `placed` records), a warm-up cell, the ecosystem's frozen install and pre-build in
+/// the working directory.
+fn warm(
+    run: &RunContext<'_>,
+    slot: &mut WorkerSlot,
+    placed: &mut bool,
+    (index, place): (usize, &Place),
+) -> Finished {
     let mut commands = Vec::new();
-    let layer = warm_in(run, slot, place, &mut commands).map_err(|stop| stop.reason);
+    let layer = warm_in(run, slot, placed, place, &mut commands).map_err(|stop| stop.reason);
     Finished {
         index,
         commands,
@@ -216,16 +226,21 @@ fn warm(run: &RunContext<'_>, slot: &mut WorkerSlot, index: usize, place: &Place
 fn warm_in(
     run: &RunContext<'_>,
     slot: &mut WorkerSlot,
+    placed: &mut bool,
     (ecosystem, working_dir): &Place,
     commands: &mut Vec<WarmUpCommand>,
 ) -> Result<PathBuf, Stop> {
-    let base = git_state::lock(run)?.default_tip;
-    let lap = Instant::now();
-    let fresh = workspace::place(run, slot, base)?;
-    tracing::debug!(
-        ms = super::millis(lap.elapsed()),
-        "warm-up workspace at the base"
-    );
+    let mut fresh = false;
+    if !*placed {
+        let base = git_state::lock(run)?.default_tip;
+        let lap = Instant::now();
+        fresh = workspace::place(run, slot, base)?;
+        tracing::debug!(
+            ms = super::millis(lap.elapsed()),
+            "warm-up workspace at the base"
+        );
+        *placed = true;
+    }
     let Some(workspace) = slot.workspace.as_ref() else {
         return Err(Stop::failed("the workspace is gone"));
     };
