@@ -6,7 +6,7 @@ use super::build::sandbox_stop;
 use super::git_state;
 use super::stop::Stop;
 use super::{RunContext, WorkerSlot};
-use crate::git::{BaseCheckout, LayerSpec, Workspace};
+use crate::git::{BaseCheckout, GitError, LayerSpec, Workspace};
 use crate::sandbox::{Cell, UnitSpec};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -76,8 +76,10 @@ fn base_checkout(
                 bases.push(made.clone());
                 return Ok(made);
             }
-            // What it wrote went with it: the next place is tried.
-            Err(e) => failed = Some(e),
+            // Out of room (what it wrote went with it): the next place is tried. A tree that
+            // cannot be checked out anywhere is not tried again.
+            Err(e @ GitError::Io { .. }) => failed = Some(e),
+            Err(e) => return Err(e.into()),
         }
     }
     Err(failed.map_or_else(
