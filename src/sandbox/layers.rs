@@ -311,7 +311,7 @@ pub(crate) struct CellCaches {
 }
 
 impl CellCaches {
-    /// Removes the layer, unless it is the run's warm layer.
+    /// Removes the layer, unless it is one of the run's warm layers.
     pub(crate) fn drop_layer(self) {
         if !self.kept {
             let _ = crate::tree::remove_later(&self.layer);

@@ -17,18 +17,18 @@ fn raw_tree(odb: &git2::Odb<'_>, entries: &[(&str, &[u8], git2::Oid)]) -> git2::
     odb.write(git2::ObjectType::Tree, &bytes).unwrap()
 }
 
-/// A bare repository whose one commit has the root tree `entries` makes; also the blob
-/// `escaped` and the tree `{escaped}` that entries may name.
+/// A bare repository whose one commit has the root tree `entries` makes, given the object
+/// database (for more objects), the blob `escaped` and the tree `{escaped}`.
 fn repository(
     root: &Path,
-    entries: impl Fn(git2::Oid, git2::Oid) -> Vec<(&'static str, Vec<u8>, git2::Oid)>,
+    entries: impl Fn(&git2::Odb<'_>, git2::Oid, git2::Oid) -> Vec<(&'static str, Vec<u8>, git2::Oid)>,
 ) -> (PathBuf, git2::Oid) {
     let path = root.join("repo.git");
     let repo = git2::Repository::init_bare(&path).unwrap();
     let odb = repo.odb().unwrap();
     let blob = odb.write(git2::ObjectType::Blob, b"escaped\n").unwrap();
     let inner = raw_tree(&odb, &[("100644", b"escaped", blob)]);
-    let listed = entries(blob, inner);
+    let listed = entries(&odb, blob, inner);
     let listed: Vec<(&str, &[u8], git2::Oid)> = listed
         .iter()
         .map(|(m, n, i)| (*m, n.as_slice(), *i))
@@ -45,8 +45,9 @@ fn repository(
 fn a_tree_naming_a_path_out_of_the_checkout_is_refused() {
     for name in ["..", ".", ".git", ".GIT", "git~1", "a/b"] {
         let root = tempfile::tempdir().unwrap();
-        let (repo, commit) =
-            repository(root.path(), |_, inner| vec![("40000", name.into(), inner)]);
+        let (repo, commit) = repository(root.path(), |_, _, inner| {
+            vec![("40000", name.into(), inner)]
+        });
         // Control: the tree as stored names the entry, so a writer that trusted it would join it.
         let opened = git2::Repository::open_bare(&repo).unwrap();
         let tree = opened.find_commit(commit).unwrap().tree().unwrap();
@@ -62,7 +63,7 @@ fn a_tree_naming_a_path_out_of_the_checkout_is_refused() {
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "{name}");
     }
     let root = tempfile::tempdir().unwrap();
-    let (repo, commit) = repository(root.path(), |_, inner| {
+    let (repo, commit) = repository(root.path(), |_, _, inner| {
         vec![("40000", b"..".to_vec(), inner)]
     });
     let dir = root.path().join("files");
@@ -76,9 +77,8 @@ fn a_tree_naming_a_link_and_a_file_alike_writes_nothing_through_the_link() {
     let outside = root.path().join("outside.txt");
     std::fs::write(&outside, "kept\n").unwrap();
     let target = outside.display().to_string().into_bytes();
-    let (repo, commit) = repository(root.path(), |blob, _| {
-        let git = git2::Repository::open_bare(root.path().join("repo.git")).unwrap();
-        let link = git.blob(&target).unwrap();
+    let (repo, commit) = repository(root.path(), |odb, blob, _| {
+        let link = odb.write(git2::ObjectType::Blob, &target).unwrap();
         // Four more files, so that however many writers share six entries, the first one
         // writes both of these, the link first.
         let mut entries = vec![
